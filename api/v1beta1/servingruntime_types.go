@@ -1,0 +1,313 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ProtocolVersion is an inference API a runtime serves.
+// openAI, cohere, openInference-v1 and openInference-v2 are OME's; v1, v2,
+// grpc-v1 and grpc-v2 are KServe's names, accepted so KServe runtimes apply.
+// +kubebuilder:validation:Enum=openAI;cohere;openInference-v1;openInference-v2;v1;v2;grpc-v1;grpc-v2
+type ProtocolVersion string
+
+// Protocol versions.
+const (
+	ProtocolOpenAI           ProtocolVersion = "openAI"
+	ProtocolCohere           ProtocolVersion = "cohere"
+	ProtocolOpenInferenceV1  ProtocolVersion = "openInference-v1"
+	ProtocolOpenInferenceV2  ProtocolVersion = "openInference-v2"
+	ProtocolKServeV1         ProtocolVersion = "v1"
+	ProtocolKServeV2         ProtocolVersion = "v2"
+	ProtocolKServeGRPCV1     ProtocolVersion = "grpc-v1"
+	ProtocolKServeGRPCV2     ProtocolVersion = "grpc-v2"
+	DefaultProtocolVersion                   = ProtocolOpenAI
+)
+
+// RuleOperator compares a runtime's version with a model's, on the runtime
+// version's precision ("1" matches 1.4.2; "4.36" matches 4.36.x).
+// +kubebuilder:validation:Enum=Equal;GreaterThan;GreaterThanOrEqual
+type RuleOperator string
+
+// Version operators.
+const (
+	RuleOperatorEqual              RuleOperator = "Equal"
+	RuleOperatorGreaterThan        RuleOperator = "GreaterThan"
+	RuleOperatorGreaterThanOrEqual RuleOperator = "GreaterThanOrEqual"
+)
+
+// ModelFormat names a storage format and its version.
+type ModelFormat struct {
+	// Name of the format, e.g. safetensors, ONNX, sklearn.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Version as major, major.minor or major.minor.patch, with an optional v.
+	// +kubebuilder:validation:Pattern=`^v?[0-9]+(\.[0-9]+){0,2}$`
+	// +optional
+	Version *string `json:"version,omitempty"`
+	// Operator compares the runtime's version with the model's. Defaults to Equal.
+	// +optional
+	Operator *RuleOperator `json:"operator,omitempty"`
+	// Weight is accepted for OME compatibility and has no effect in berth:
+	// ordering is decided by priority (see the design page).
+	// +optional
+	Weight *int64 `json:"weight,omitempty"`
+}
+
+// ModelFrameworkSpec names the library a model was produced with.
+type ModelFrameworkSpec struct {
+	// Name of the library, e.g. transformers, TensorFlow, PyTorch.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Version as major, major.minor or major.minor.patch, with an optional v.
+	// +kubebuilder:validation:Pattern=`^v?[0-9]+(\.[0-9]+){0,2}$`
+	// +optional
+	Version *string `json:"version,omitempty"`
+	// +optional
+	Operator *RuleOperator `json:"operator,omitempty"`
+	// +optional
+	Weight *int64 `json:"weight,omitempty"`
+}
+
+// ModelQuantization is a quantization scheme, e.g. fp8, fbgemm_fp8, int4.
+type ModelQuantization string
+
+// SupportedModelFormat is one kind of model a runtime can serve. Every field
+// that is set must match the model for the runtime to be compatible.
+// +kubebuilder:validation:XValidation:rule="has(self.name) || has(self.modelFormat)",message="set modelFormat.name (or the deprecated name) so the runtime says which format it serves"
+type SupportedModelFormat struct {
+	// Name of the format. Deprecated: use modelFormat.name. Still matched when
+	// modelFormat is absent (the KServe shape).
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Version of the format. Deprecated: use modelFormat.version (KServe shape).
+	// +kubebuilder:validation:Pattern=`^v?[0-9]+(\.[0-9]+){0,2}$`
+	// +optional
+	Version *string `json:"version,omitempty"`
+	// ModelFormat is the format name and version.
+	// +optional
+	ModelFormat *ModelFormat `json:"modelFormat,omitempty"`
+	// ModelFramework is the framework name and version.
+	// +optional
+	ModelFramework *ModelFrameworkSpec `json:"modelFramework,omitempty"`
+	// ModelArchitecture, e.g. LlamaForCausalLM.
+	// +optional
+	ModelArchitecture *string `json:"modelArchitecture,omitempty"`
+	// Quantization, e.g. fp8.
+	// +optional
+	Quantization *ModelQuantization `json:"quantization,omitempty"`
+	// AutoSelect lets this entry be chosen for InferenceServices that name no
+	// runtime. Defaults to false.
+	// +optional
+	AutoSelect *bool `json:"autoSelect,omitempty"`
+	// Priority orders auto-selectable runtimes: higher wins, set beats unset.
+	// Only meaningful with autoSelect.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Priority *int32 `json:"priority,omitempty"`
+}
+
+// ModelSizeRangeSpec bounds the parameter count of models a runtime serves.
+// Sizes are like 500M, 7B, 7.6B, 1.5T (K, M, B, T; any case) or plain
+// integers. Either bound may be omitted.
+type ModelSizeRangeSpec struct {
+	// +kubebuilder:validation:Pattern=`^\s*[0-9]+(\.[0-9]+)?\s*[kKmMbBtT]?\s*$`
+	// +optional
+	Min *string `json:"min,omitempty"`
+	// +kubebuilder:validation:Pattern=`^\s*[0-9]+(\.[0-9]+)?\s*[kKmMbBtT]?\s*$`
+	// +optional
+	Max *string `json:"max,omitempty"`
+}
+
+// StorageHelper configures the model download helper (KServe shape).
+type StorageHelper struct {
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// PreferenceCondition restricts when an AcceleratorPreference applies.
+// Each is a comparison such as "<30B" or ">=4096".
+type PreferenceCondition struct {
+	// ModelSize compares the model's parameter count, e.g. "<30B".
+	// +kubebuilder:validation:Pattern=`^\s*(<|<=|>|>=|=)?\s*[0-9]+(\.[0-9]+)?\s*[kKmMbBtT]?\s*$`
+	// +optional
+	ModelSize string `json:"modelSize,omitempty"`
+	// RequestSize compares the expected request size in tokens, e.g. "<2048".
+	// +kubebuilder:validation:Pattern=`^\s*(<|<=|>|>=|=)?\s*[0-9]+(\.[0-9]+)?\s*[kKmMbBtT]?\s*$`
+	// +optional
+	RequestSize string `json:"requestSize,omitempty"`
+}
+
+// AcceleratorPreference scores a class for a runtime.
+type AcceleratorPreference struct {
+	// Class is an AcceleratorClass name.
+	// +kubebuilder:validation:MinLength=1
+	Class string `json:"class,omitempty"`
+	// Score, higher is better.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Score int32 `json:"score"`
+	// Conditions that must all hold for the preference to apply.
+	// +optional
+	// +listType=atomic
+	Conditions []PreferenceCondition `json:"conditions,omitempty"`
+}
+
+// AcceleratorRequirements say which accelerators a runtime can run on.
+type AcceleratorRequirements struct {
+	// SupportedClasses lists the classes the runtime supports; empty means all.
+	// +optional
+	// +listType=atomic
+	SupportedClasses []string `json:"supportedClasses,omitempty"`
+	// RequiredCapabilities every chosen class must meet.
+	// +optional
+	RequiredCapabilities *AcceleratorCapabilities `json:"requiredCapabilities,omitempty"`
+	// PreferenceOrder scores classes when the InferenceService names none.
+	// +optional
+	// +listType=atomic
+	PreferenceOrder []AcceleratorPreference `json:"preferenceOrder,omitempty"`
+}
+
+// ServingRuntimePodSpec is the KServe pod shape of a runtime: containers and
+// pod-level scheduling settings at the top of the spec.
+type ServingRuntimePodSpec struct {
+	// Containers of the runtime (KServe shape). The first, or the one named
+	// kserve-container, is the engine's main container.
+	// +optional
+	// +listType=atomic
+	Containers []corev1.Container `json:"containers,omitempty"`
+	// +optional
+	// +listType=atomic
+	Volumes []corev1.Volume `json:"volumes,omitempty"`
+	// NodeSelector applies to engine and decoder pods, over the
+	// AcceleratorClass's and under the InferenceService's.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// +optional
+	// +listType=atomic
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+}
+
+// ServingRuntimeSpec is shared by ServingRuntime and ClusterServingRuntime.
+type ServingRuntimeSpec struct {
+	// SupportedModelFormats lists the models the runtime can serve.
+	// +optional
+	// +listType=atomic
+	SupportedModelFormats []SupportedModelFormat `json:"supportedModelFormats,omitempty"`
+	// ProtocolVersions the runtime serves. Empty means openAI only.
+	// +optional
+	// +listType=atomic
+	ProtocolVersions []ProtocolVersion `json:"protocolVersions,omitempty"`
+	// ModelSizeRange bounds the parameter count of served models.
+	// +optional
+	ModelSizeRange *ModelSizeRangeSpec `json:"modelSizeRange,omitempty"`
+	// Disabled runtimes are never selected, explicitly or automatically.
+	// +optional
+	Disabled *bool `json:"disabled,omitempty"`
+	// MultiModel marks a ModelMesh runtime (KServe shape; not served by berth).
+	// +optional
+	MultiModel *bool `json:"multiModel,omitempty"`
+	// +optional
+	StorageHelper *StorageHelper `json:"storageHelper,omitempty"`
+
+	ServingRuntimePodSpec `json:",inline"`
+
+	// EngineConfig is the default engine component.
+	// +optional
+	EngineConfig *EngineSpec `json:"engineConfig,omitempty"`
+	// DecoderConfig is the default decoder of PD-disaggregated serving.
+	// +optional
+	DecoderConfig *DecoderSpec `json:"decoderConfig,omitempty"`
+	// RouterConfig is the default router.
+	// +optional
+	RouterConfig *RouterSpec `json:"routerConfig,omitempty"`
+
+	// AcceleratorRequirements restrict and rank AcceleratorClasses.
+	// +optional
+	AcceleratorRequirements *AcceleratorRequirements `json:"acceleratorRequirements,omitempty"`
+	// AcceleratorConfigurations apply to engine and decoder when the chosen
+	// class matches.
+	// +optional
+	// +listType=atomic
+	AcceleratorConfigurations []AcceleratorConfiguration `json:"acceleratorConfigurations,omitempty"`
+}
+
+// ServingRuntimeStatus is the observed state of a runtime.
+type ServingRuntimeStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +genclient
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=sr,categories=ome;berth
+// +kubebuilder:printcolumn:name="Disabled",type=boolean,JSONPath=`.spec.disabled`
+// +kubebuilder:printcolumn:name="Format",type=string,JSONPath=`.spec.supportedModelFormats[0].modelFormat.name`
+// +kubebuilder:printcolumn:name="Architecture",type=string,JSONPath=`.spec.supportedModelFormats[0].modelArchitecture`
+// +kubebuilder:printcolumn:name="Min",type=string,JSONPath=`.spec.modelSizeRange.min`
+// +kubebuilder:printcolumn:name="Max",type=string,JSONPath=`.spec.modelSizeRange.max`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// ServingRuntime is a namespaced template for the pods that serve a kind of
+// model. It outranks every ClusterServingRuntime for services in its namespace.
+type ServingRuntime struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ServingRuntimeSpec   `json:"spec,omitempty"`
+	Status ServingRuntimeStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ServingRuntimeList is a list of ServingRuntimes.
+type ServingRuntimeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ServingRuntime `json:"items"`
+}
+
+// +genclient
+// +genclient:nonNamespaced
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=csr,categories=ome;berth
+// +kubebuilder:printcolumn:name="Disabled",type=boolean,JSONPath=`.spec.disabled`
+// +kubebuilder:printcolumn:name="Format",type=string,JSONPath=`.spec.supportedModelFormats[0].modelFormat.name`
+// +kubebuilder:printcolumn:name="Architecture",type=string,JSONPath=`.spec.supportedModelFormats[0].modelArchitecture`
+// +kubebuilder:printcolumn:name="Min",type=string,JSONPath=`.spec.modelSizeRange.min`
+// +kubebuilder:printcolumn:name="Max",type=string,JSONPath=`.spec.modelSizeRange.max`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// ClusterServingRuntime is a cluster-wide template for the pods that serve a
+// kind of model.
+type ClusterServingRuntime struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ServingRuntimeSpec   `json:"spec,omitempty"`
+	Status ServingRuntimeStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterServingRuntimeList is a list of ClusterServingRuntimes.
+type ClusterServingRuntimeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterServingRuntime `json:"items"`
+}

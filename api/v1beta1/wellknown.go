@@ -1,0 +1,38 @@
+package v1beta1
+
+// Labels and annotations berth reads and writes. They live in the ome.io
+// namespace so that OME users keep their muscle memory.
+const (
+	// LabelInferenceService marks a pod as belonging to an InferenceService
+	// (value: its name). The pod webhook only sees pods with this label.
+	LabelInferenceService = "ome.io/inferenceservice"
+	// LabelComponent is engine, decoder or router.
+	LabelComponent = "ome.io/component"
+	// LabelRole is leader or worker within a multi-node group.
+	LabelRole = "ome.io/role"
+	// LabelGroupIndex is the ordinal of a pod's serving group.
+	LabelGroupIndex = "ome.io/group-index"
+	// LabelWorkerIndex is a pod's index inside its group (leader = 0).
+	LabelWorkerIndex = "ome.io/worker-index"
+
+	// AnnotationResolvedRuntime pins the runtime: "<Kind>/<name>".
+	AnnotationResolvedRuntime = "ome.io/resolved-runtime"
+	// AnnotationResolvedAcceleratorClass pins the AcceleratorClass.
+	AnnotationResolvedAcceleratorClass = "ome.io/resolved-accelerator-class"
+	// AnnotationResolvedInputs records a digest of the inputs the pinned
+	// decision was made from, so an UPDATE re-resolves only when they change.
+	AnnotationResolvedInputs = "ome.io/resolved-inputs"
+	// AnnotationAcceleratorClass names the class explicitly (highest precedence).
+	AnnotationAcceleratorClass = "ome.io/accelerator-class"
+	// AnnotationSelectionStrategy overrides acceleratorSelector.strategy.
+	AnnotationSelectionStrategy = "ome.io/selection-strategy"
+	// AnnotationRevision is stamped on pods: a hash of what composed them.
+	AnnotationRevision = "ome.io/revision"
+	// AnnotationKueueResourceFlavor links an AcceleratorClass to a Kueue flavor.
+	AnnotationKueueResourceFlavor = "ome.io/kueue-resource-flavor"
+
+	// ComponentEngine, ComponentDecoder and ComponentRouter name components.
+	ComponentEngine  = "engine"
+	ComponentDecoder = "decoder"
+	ComponentRouter  = "router"
+)
