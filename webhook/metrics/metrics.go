@@ -1,0 +1,68 @@
+// Package metrics holds the webhook's Prometheus metrics on a registry of its
+// own, so tests can build as many servers as they like.
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics implements admission.Observer and exposes cache sizes.
+type Metrics struct {
+	Registry   *prometheus.Registry
+	admissions *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	panics     *prometheus.CounterVec
+	cache      *prometheus.GaugeVec
+	certLoads  prometheus.Counter
+}
+
+// New registers the webhook metrics and the Go/process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_admission_requests_total",
+			Help: "Admission requests by handler, operation and result (allowed, patched, denied, malformed).",
+		}, []string{"handler", "operation", "result"}),
+		// Buckets follow the apiserver's admission webhook histogram at the
+		// low end, finer below 5 ms where a healthy handler lives.
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "berth_admission_duration_seconds",
+			Help:    "Time to decide an admission request, body decoding included.",
+			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 1, 2.5},
+		}, []string{"handler"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_admission_panics_total",
+			Help: "Handler panics recovered and answered with a denial.",
+		}, []string{"handler"}),
+		cache: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "berth_cache_objects",
+			Help: "Objects held in the webhook's caches, by kind.",
+		}, []string{"kind"}),
+		certLoads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "berth_certificate_reloads_total",
+			Help: "Serving certificate loads (the first load included).",
+		}),
+	}
+	m.Registry.MustRegister(m.admissions, m.latency, m.panics, m.cache, m.certLoads,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Observe records one admission.
+func (m *Metrics) Observe(handler, operation, result string, elapsed time.Duration) {
+	m.admissions.WithLabelValues(handler, operation, result).Inc()
+	m.latency.WithLabelValues(handler).Observe(elapsed.Seconds())
+}
+
+// Panicked records a recovered handler panic.
+func (m *Metrics) Panicked(handler string) { m.panics.WithLabelValues(handler).Inc() }
+
+// SetCacheSize records how many objects of a kind are cached.
+func (m *Metrics) SetCacheSize(kind string, n int) { m.cache.WithLabelValues(kind).Set(float64(n)) }
+
+// CertificateLoaded counts a serving certificate (re)load.
+func (m *Metrics) CertificateLoaded() { m.certLoads.Inc() }
