@@ -1,0 +1,181 @@
+// Package app assembles the berth webhook: caches, handlers, routes,
+// certificates and servers. cmd/berth-webhook calls it with flags; the e2e
+// suite and the demo call it in-process against the local control plane.
+package app
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/berthdev/berth/api/client/clientset/versioned"
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/certs"
+	"github.com/berthdev/berth/webhook/cabundle"
+	"github.com/berthdev/berth/webhook/cache"
+	"github.com/berthdev/berth/webhook/handlers"
+	"github.com/berthdev/berth/webhook/metrics"
+	"github.com/berthdev/berth/webhook/server"
+)
+
+// Config says how to run the webhook.
+type Config struct {
+	REST *rest.Config
+	// CertDir holds tls.crt and tls.key (and ca.crt), watched for rotation.
+	CertDir string
+	// SelfSigned generates a CA and serving certificate into CertDir at start
+	// (for users without cert-manager, the demo and the e2e suite) and
+	// injects the CA into the named webhook configurations.
+	SelfSigned        bool
+	DNSNames          []string
+	IPAddresses       []net.IP
+	MutatingConfig    string
+	ValidatingConfig  string
+	ListenAddress     string // TLS admissions, e.g. ":9443"
+	ProbeAddress      string // plain /healthz /readyz /metrics, "" to disable
+	Resync            time.Duration
+	CertCheckInterval time.Duration
+	Log               *slog.Logger
+	// Ready, when set, receives the bound admission address once the caches
+	// have synced and the server is serving.
+	Ready chan<- net.Addr
+}
+
+// Routes returns the admission routes over a cache.
+func Routes(c *cache.Cache, live handlers.ServiceGetter) []server.Route {
+	isvc := &handlers.InferenceServices{Index: c.Index}
+	runtimes := &handlers.Runtimes{Index: c.Index, Profiles: c.Profiles}
+	pods := &handlers.Pods{Index: c.Index, Services: c.InferenceService, Profiles: c.Profiles, Live: live}
+	return []server.Route{
+		{Path: server.PathMutateInferenceServices, Name: "mutate-inferenceservices", Decide: isvc.Mutate},
+		{Path: server.PathValidateInferenceServices, Name: "validate-inferenceservices", Decide: isvc.Validate},
+		{Path: server.PathValidateServingRuntimes, Name: "validate-servingruntimes", Decide: runtimes.ValidateNamespaced},
+		{Path: server.PathValidateClusterServingRuntimes, Name: "validate-clusterservingruntimes", Decide: runtimes.ValidateCluster},
+		{Path: server.PathValidateAcceleratorClasses, Name: "validate-acceleratorclasses", Decide: handlers.ValidateAcceleratorClass},
+		{Path: server.PathValidateProfiles, Name: "validate-clusterengineruntimeprofiles", Decide: handlers.ValidateProfile},
+		{Path: server.PathMutatePods, Name: "mutate-pods", Decide: pods.Mutate},
+	}
+}
+
+// Run serves until ctx is done.
+func Run(ctx context.Context, cfg Config) error {
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.Resync == 0 {
+		cfg.Resync = 10 * time.Minute
+	}
+	if cfg.CertCheckInterval == 0 {
+		cfg.CertCheckInterval = 10 * time.Second
+	}
+	kube, err := kubernetes.NewForConfig(cfg.REST)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	berth, err := versioned.NewForConfig(cfg.REST)
+	if err != nil {
+		return fmt.Errorf("berth client: %w", err)
+	}
+	if cfg.SelfSigned {
+		if err := selfSign(ctx, cfg, kube, log); err != nil {
+			return err
+		}
+	}
+	reloader, err := certs.NewReloader(filepath.Join(cfg.CertDir, "tls.crt"), filepath.Join(cfg.CertDir, "tls.key"), cfg.CertCheckInterval, log)
+	if err != nil {
+		return fmt.Errorf("serving certificate: %w", err)
+	}
+	m := metrics.New()
+	m.CertificateLoaded()
+	reloader.OnReload(func(*x509.Certificate) { m.CertificateLoaded() })
+	reloader.Start(ctx)
+
+	c, err := cache.New(berth, kube, cfg.Resync)
+	if err != nil {
+		return err
+	}
+	c.Start(ctx)
+	go reportCacheSizes(ctx, c, m)
+
+	live := func(ctx context.Context, ns, name string) (*v1beta1.InferenceService, error) {
+		return berth.OmeV1beta1().InferenceServices(ns).Get(ctx, name, metav1.GetOptions{})
+	}
+	router := server.Router(Routes(c, live), c.Synced, m, log)
+	srv := server.New(cfg.ListenAddress, router, reloader.TLSConfig(), cfg.ProbeAddress, server.ProbeRouter(c.Synced, m))
+	ln, err := net.Listen("tcp", cfg.ListenAddress)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.ListenAddress, err)
+	}
+	var probeLn net.Listener
+	if cfg.ProbeAddress != "" {
+		if probeLn, err = net.Listen("tcp", cfg.ProbeAddress); err != nil {
+			ln.Close()
+			return fmt.Errorf("listen %s: %w", cfg.ProbeAddress, err)
+		}
+	}
+	log.Info("berth webhook serving", "admissions", ln.Addr().String(), "probes", cfg.ProbeAddress)
+	go func() {
+		if !c.WaitForSync(ctx) {
+			return
+		}
+		log.Info("caches synced", "stats", fmt.Sprintf("%+v", c.Index.Stats()))
+		if cfg.Ready != nil {
+			cfg.Ready <- ln.Addr()
+		}
+	}()
+	err = srv.Run(ctx, ln, probeLn, 10*time.Second)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// selfSign writes a fresh CA and serving certificate unless a valid pair is
+// already there, and injects the CA into the webhook configurations.
+func selfSign(ctx context.Context, cfg Config, kube kubernetes.Interface, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.CertDir, 0o700); err != nil {
+		return fmt.Errorf("cert dir: %w", err)
+	}
+	b, err := certs.Generate(cfg.DNSNames, cfg.IPAddresses, 365*24*time.Hour, time.Now())
+	if err != nil {
+		return fmt.Errorf("self-signed certificate: %w", err)
+	}
+	if err := b.WriteFiles(cfg.CertDir); err != nil {
+		return fmt.Errorf("write certificates: %w", err)
+	}
+	if cfg.MutatingConfig != "" || cfg.ValidatingConfig != "" {
+		if err := cabundle.Inject(ctx, kube, cfg.MutatingConfig, cfg.ValidatingConfig, b.CACert); err != nil {
+			return fmt.Errorf("inject caBundle: %w", err)
+		}
+	}
+	log.Info("self-signed certificates written", "dir", cfg.CertDir, "dnsNames", cfg.DNSNames)
+	return nil
+}
+
+func reportCacheSizes(ctx context.Context, c *cache.Cache, m *metrics.Metrics) {
+	t := time.NewTicker(15 * time.Second)
+	defer t.Stop()
+	for {
+		s := c.Index.Stats()
+		m.SetCacheSize("runtimes", s.Runtimes)
+		m.SetCacheSize("acceleratorclasses", s.Classes)
+		m.SetCacheSize("nodes", s.Nodes)
+		m.SetCacheSize("models", s.Models)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

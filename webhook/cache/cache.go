@@ -1,0 +1,166 @@
+// Package cache keeps what the webhook decides from: the generated informers
+// for berth's kinds, and nodes and pods stripped down to what accelerator
+// availability needs. Every event is forwarded to a selection.Index, which
+// holds the indexes a decision reads; the informer stores keep only the
+// InferenceServices and profiles the pod handler looks up.
+package cache
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/berthdev/berth/api/client/clientset/versioned"
+	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
+	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/selection"
+)
+
+// Cache is the webhook's read model of the cluster.
+type Cache struct {
+	Index            *selection.Index
+	InferenceService listers.InferenceServiceLister
+	Profiles         listers.ClusterEngineRuntimeProfileLister
+
+	berth         berthinformers.SharedInformerFactory
+	kubeFactories []informers.SharedInformerFactory
+	synced        []toolscache.InformerSynced
+}
+
+// New wires informers to a fresh index. Nothing runs until Start.
+func New(berthClient versioned.Interface, kubeClient kubernetes.Interface, resync time.Duration) (*Cache, error) {
+	c := &Cache{Index: selection.NewIndex()}
+	c.berth = berthinformers.NewSharedInformerFactory(berthClient, resync)
+	// Only pods that hold node resources count against availability:
+	// bound to a node and not finished. The server filters, so the cache
+	// never sees the rest.
+	podFilter := fields.AndSelectors(
+		fields.OneTermNotEqualSelector("spec.nodeName", ""),
+		fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
+		fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
+	).String()
+	nodeFactory := informers.NewSharedInformerFactory(kubeClient, resync)
+	podFactory := informers.NewSharedInformerFactoryWithOptions(kubeClient, resync,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = podFilter }))
+
+	v := c.berth.Ome().V1beta1()
+	isvc := v.InferenceServices()
+	profiles := v.ClusterEngineRuntimeProfiles()
+	c.InferenceService = isvc.Lister()
+	c.Profiles = profiles.Lister()
+
+	x := c.Index
+	if err := register(v.ServingRuntimes().Informer(), func(o *v1beta1.ServingRuntime) { x.UpsertServingRuntime(o) },
+		func(ns, name string) { x.DeleteServingRuntime(ns, name) }); err != nil {
+		return nil, err
+	}
+	if err := register(v.ClusterServingRuntimes().Informer(), func(o *v1beta1.ClusterServingRuntime) { x.UpsertClusterServingRuntime(o) },
+		func(_, name string) { x.DeleteClusterServingRuntime(name) }); err != nil {
+		return nil, err
+	}
+	if err := register(v.BaseModels().Informer(), func(o *v1beta1.BaseModel) { x.UpsertBaseModel(o) },
+		func(ns, name string) { x.DeleteBaseModel(ns, name) }); err != nil {
+		return nil, err
+	}
+	if err := register(v.ClusterBaseModels().Informer(), func(o *v1beta1.ClusterBaseModel) { x.UpsertClusterBaseModel(o) },
+		func(_, name string) { x.DeleteClusterBaseModel(name) }); err != nil {
+		return nil, err
+	}
+	if err := register(v.AcceleratorClasses().Informer(), func(o *v1beta1.AcceleratorClass) { x.UpsertAcceleratorClass(o) },
+		func(_, name string) { x.DeleteAcceleratorClass(name) }); err != nil {
+		return nil, err
+	}
+
+	nodes := nodeFactory.Core().V1().Nodes().Informer()
+	if err := nodes.SetTransform(stripNode); err != nil {
+		return nil, err
+	}
+	if err := register(nodes, func(n *corev1.Node) { x.UpsertNode(NodeInfo(n)) }, func(_, name string) { x.DeleteNode(name) }); err != nil {
+		return nil, err
+	}
+	pods := podFactory.Core().V1().Pods().Informer()
+	if err := pods.SetTransform(stripPod); err != nil {
+		return nil, err
+	}
+	if err := register(pods, func(p *corev1.Pod) {
+		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			x.DeletePodUsage(p.Namespace + "/" + p.Name)
+			return
+		}
+		x.SetPodUsage(p.Namespace+"/"+p.Name, p.Spec.NodeName, PodAcceleratorRequests(p))
+	}, func(ns, name string) { x.DeletePodUsage(ns + "/" + name) }); err != nil {
+		return nil, err
+	}
+
+	c.synced = []toolscache.InformerSynced{
+		isvc.Informer().HasSynced, profiles.Informer().HasSynced,
+		v.ServingRuntimes().Informer().HasSynced, v.ClusterServingRuntimes().Informer().HasSynced,
+		v.BaseModels().Informer().HasSynced, v.ClusterBaseModels().Informer().HasSynced,
+		v.AcceleratorClasses().Informer().HasSynced, nodes.HasSynced, pods.HasSynced,
+	}
+	c.kubeFactories = []informers.SharedInformerFactory{nodeFactory, podFactory}
+	return c, nil
+}
+
+// Start runs the informers until ctx is done.
+func (c *Cache) Start(ctx context.Context) {
+	c.berth.Start(ctx.Done())
+	for _, f := range c.kubeFactories {
+		f.Start(ctx.Done())
+	}
+}
+
+// WaitForSync blocks until every informer has listed once, or ctx ends.
+func (c *Cache) WaitForSync(ctx context.Context) bool {
+	return toolscache.WaitForCacheSync(ctx.Done(), c.synced...)
+}
+
+// Synced reports whether every informer has listed once (for /readyz).
+func (c *Cache) Synced() bool {
+	for _, s := range c.synced {
+		if !s() {
+			return false
+		}
+	}
+	return true
+}
+
+// register forwards add, update and delete events of one informer. Deletes
+// may arrive as tombstones when a watch missed the final state.
+func register[T interface {
+	GetNamespace() string
+	GetName() string
+}](inf toolscache.SharedIndexInformer, upsert func(T), del func(namespace, name string)) error {
+	_, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if o, ok := obj.(T); ok {
+				upsert(o)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if o, ok := obj.(T); ok {
+				upsert(o)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if o, ok := obj.(T); ok {
+				del(o.GetNamespace(), o.GetName())
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("register event handler: %w", err)
+	}
+	return nil
+}

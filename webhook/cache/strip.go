@@ -1,0 +1,120 @@
+package cache
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berthdev/berth/selection"
+)
+
+// stripNode keeps what accelerator discovery and availability read: name,
+// labels, accelerator allocatable and readiness. With 10,000 nodes the full
+// objects (images, conditions, addresses) would dominate the webhook's memory.
+func stripNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil // tombstones pass through
+	}
+	out := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name: n.Name, Labels: n.Labels, ResourceVersion: n.ResourceVersion, UID: n.UID,
+	}}
+	out.Status.Allocatable = corev1.ResourceList{}
+	for name, q := range n.Status.Allocatable {
+		if IsAcceleratorResource(name) {
+			out.Status.Allocatable[name] = q
+		}
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	out.Spec.Unschedulable = n.Spec.Unschedulable
+	return out, nil
+}
+
+// stripPod keeps a pod's identity, node, phase and accelerator requests.
+func stripPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: p.Name, Namespace: p.Namespace, ResourceVersion: p.ResourceVersion, UID: p.UID,
+	}}
+	out.Spec.NodeName = p.Spec.NodeName
+	out.Status.Phase = p.Status.Phase
+	req := PodAcceleratorRequests(p)
+	if len(req) > 0 {
+		c := corev1.Container{Name: "usage", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}
+		for name, v := range req {
+			c.Resources.Requests[name] = *resource.NewQuantity(v, resource.DecimalSI)
+		}
+		out.Spec.Containers = []corev1.Container{c}
+	}
+	return out, nil
+}
+
+// IsAcceleratorResource reports whether a resource is a device-plugin
+// resource (vendor-domain name), as opposed to cpu, memory, storage,
+// hugepages or pods.
+func IsAcceleratorResource(name corev1.ResourceName) bool {
+	s := string(name)
+	return strings.Contains(s, "/") && !strings.HasPrefix(s, "kubernetes.io/") && !strings.HasPrefix(s, "hugepages-")
+}
+
+// PodAcceleratorRequests is what a pod holds on its node, as the scheduler
+// counts it: the sum over containers, or the largest init container if that
+// is more.
+func PodAcceleratorRequests(p *corev1.Pod) map[corev1.ResourceName]int64 {
+	out := map[corev1.ResourceName]int64{}
+	for _, c := range p.Spec.Containers {
+		for name, q := range requestsOf(c) {
+			out[name] += q
+		}
+	}
+	for _, c := range p.Spec.InitContainers {
+		for name, q := range requestsOf(c) {
+			if q > out[name] {
+				out[name] = q
+			}
+		}
+	}
+	return out
+}
+
+// requestsOf reads accelerator requests, falling back to limits as
+// Kubernetes defaults requests of extended resources to their limits.
+func requestsOf(c corev1.Container) map[corev1.ResourceName]int64 {
+	out := map[corev1.ResourceName]int64{}
+	for name, q := range c.Resources.Limits {
+		if IsAcceleratorResource(name) {
+			out[name] = q.Value()
+		}
+	}
+	for name, q := range c.Resources.Requests {
+		if IsAcceleratorResource(name) {
+			out[name] = q.Value()
+		}
+	}
+	return out
+}
+
+// NodeInfo converts a (stripped) node for the selection index.
+func NodeInfo(n *corev1.Node) selection.NodeInfo {
+	info := selection.NodeInfo{Name: n.Name, Labels: n.Labels, Allocatable: map[corev1.ResourceName]int64{}}
+	for name, q := range n.Status.Allocatable {
+		if IsAcceleratorResource(name) {
+			info.Allocatable[name] = q.Value()
+		}
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			info.Ready = c.Status == corev1.ConditionTrue && !n.Spec.Unschedulable
+		}
+	}
+	return info
+}

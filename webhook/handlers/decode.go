@@ -1,0 +1,48 @@
+// Package handlers holds the admission decisions of the berth webhook: one
+// file per kind. Handlers read only the cache (and, for a pod whose
+// InferenceService the cache has not seen yet, one live GET); they never
+// write, because dry-run requests reach them too.
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/berthdev/berth/webhook/admission"
+)
+
+// decodeObject decodes req.Object into out, or returns the denial to send.
+func decodeObject(req *admissionv1.AdmissionRequest, out any) *admissionv1.AdmissionResponse {
+	return decodeRaw(req, req.Object.Raw, "object", out)
+}
+
+func decodeRaw(req *admissionv1.AdmissionRequest, raw []byte, which string, out any) *admissionv1.AdmissionResponse {
+	if len(raw) == 0 {
+		return admission.Denied(http.StatusBadRequest, fmt.Sprintf("%s %s: the admission request carries no %s", req.Kind.Kind, objectName(req), which))
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return admission.Denied(http.StatusBadRequest, fmt.Sprintf("%s %s: cannot decode the %s: %v", req.Kind.Kind, objectName(req), which, err))
+	}
+	return nil
+}
+
+// objectName is namespace/name, or name for cluster objects; generateName
+// objects have no name yet.
+func objectName(req *admissionv1.AdmissionRequest) string {
+	name := req.Name
+	if name == "" {
+		name = "(generated name)"
+	}
+	if req.Namespace != "" {
+		return req.Namespace + "/" + name
+	}
+	return name
+}
+
+// skip reports operations a handler has nothing to say about.
+func skip(req *admissionv1.AdmissionRequest) bool {
+	return req.Operation == admissionv1.Delete || req.Operation == admissionv1.Connect
+}

@@ -1,0 +1,208 @@
+package handlers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/selection"
+	"github.com/berthdev/berth/webhook/admission"
+	"github.com/berthdev/berth/webhook/patch"
+)
+
+// InferenceServices admits InferenceServices.
+type InferenceServices struct {
+	Index *selection.Index
+}
+
+// Mutate migrates the deprecated predictor, applies defaults and pins the
+// runtime and AcceleratorClass decision in annotations. It does not deny a
+// service it cannot resolve: the validating handler does, with the full
+// explanation, so that both handlers stay single-purpose.
+//
+// A pinned decision is re-made only when an input of it changed (model,
+// runtime, accelerator selector, protocol, the class and strategy
+// annotations) or the pin was removed, so a newly created runtime never
+// silently moves a running service.
+func (h *InferenceServices) Mutate(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if skip(req) {
+		return admission.Allowed()
+	}
+	var isvc, roundTrip v1beta1.InferenceService
+	if deny := decodeObject(req, &isvc); deny != nil {
+		return deny
+	}
+	_ = json.Unmarshal(req.Object.Raw, &roundTrip)
+	if isvc.Namespace == "" {
+		isvc.Namespace = req.Namespace
+	}
+	warnings, err := MigratePredictor(&isvc)
+	if err != nil {
+		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: %v", objectName(req), err))
+	}
+	applyDefaults(&isvc)
+	warnings = append(warnings, h.pin(&isvc)...)
+
+	// The namespace defaulted above is not part of what we write back.
+	isvc.Namespace = roundTrip.Namespace
+	p, err := patch.Create(req.Object.Raw, &roundTrip, &isvc)
+	if err != nil {
+		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("InferenceService %s: cannot build patch: %v", objectName(req), err))
+	}
+	return admission.Patched(p, warnings...)
+}
+
+// applyDefaults fills what every service has: an engine with one replica.
+// The protocol default (openAI) is left implicit so that the stored object
+// says only what the user asked for.
+func applyDefaults(isvc *v1beta1.InferenceService) {
+	if isvc.Spec.Engine == nil {
+		isvc.Spec.Engine = &v1beta1.EngineSpec{}
+	}
+	if isvc.Spec.Engine.MinReplicas == nil {
+		one := int32(1)
+		isvc.Spec.Engine.MinReplicas = &one
+	}
+}
+
+// pin resolves and records the decision, unless the recorded one still holds.
+func (h *InferenceServices) pin(isvc *v1beta1.InferenceService) (warnings []string) {
+	ann := isvc.Annotations
+	digest := inputDigest(isvc)
+	if ann[v1beta1.AnnotationResolvedRuntime] != "" && ann[v1beta1.AnnotationResolvedInputs] == digest {
+		kind, name, _ := strings.Cut(ann[v1beta1.AnnotationResolvedRuntime], "/")
+		if _, err := h.Index.Resolve(isvc, kind, name, ann[v1beta1.AnnotationResolvedAcceleratorClass]); err == nil {
+			return nil // the pin holds
+		}
+		warnings = append(warnings, fmt.Sprintf("the pinned runtime %s or class %q no longer resolves; re-resolving",
+			ann[v1beta1.AnnotationResolvedRuntime], ann[v1beta1.AnnotationResolvedAcceleratorClass]))
+	}
+	d, err := h.Index.Select(isvc)
+	if err != nil {
+		// Leave no stale pin behind; the validating handler denies with the reason.
+		for _, k := range []string{v1beta1.AnnotationResolvedRuntime, v1beta1.AnnotationResolvedAcceleratorClass, v1beta1.AnnotationResolvedInputs} {
+			delete(isvc.Annotations, k)
+		}
+		return warnings
+	}
+	if isvc.Annotations == nil {
+		isvc.Annotations = map[string]string{}
+	}
+	isvc.Annotations[v1beta1.AnnotationResolvedRuntime] = d.RuntimeRef()
+	if d.AcceleratorClass != nil {
+		isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass] = d.AcceleratorClass.Name
+	} else {
+		delete(isvc.Annotations, v1beta1.AnnotationResolvedAcceleratorClass)
+	}
+	isvc.Annotations[v1beta1.AnnotationResolvedInputs] = digest
+	return append(warnings, d.Warnings...)
+}
+
+// inputDigest hashes exactly what the decision depends on.
+func inputDigest(isvc *v1beta1.InferenceService) string {
+	in := struct {
+		Model    *v1beta1.ModelRef
+		Runtime  *v1beta1.ServingRuntimeRef
+		Selector *v1beta1.AcceleratorSelector
+		Protocol *v1beta1.ProtocolVersion
+		Format   *v1beta1.ModelFormat
+		Class    string
+		Strategy string
+	}{
+		Model: isvc.Spec.Model, Runtime: isvc.Spec.Runtime, Selector: isvc.Spec.AcceleratorSelector,
+		Protocol: isvc.Spec.ProtocolVersion,
+		Class:    isvc.Annotations[v1beta1.AnnotationAcceleratorClass],
+		Strategy: isvc.Annotations[v1beta1.AnnotationSelectionStrategy],
+	}
+	if p := isvc.Spec.Predictor; p != nil && p.Model != nil {
+		in.Format = &p.Model.ModelFormat
+	}
+	b, _ := json.Marshal(in) // plain structs of strings: cannot fail
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// Validate denies a service whose model, runtime or class cannot be
+// resolved, with every candidate and why it lost, and updates that change a
+// running service's group shape, which the reconciler cannot roll.
+func (h *InferenceServices) Validate(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if skip(req) {
+		return admission.Allowed()
+	}
+	var isvc v1beta1.InferenceService
+	if deny := decodeObject(req, &isvc); deny != nil {
+		return deny
+	}
+	if isvc.Namespace == "" {
+		isvc.Namespace = req.Namespace
+	}
+	if isvc.Spec.Predictor != nil {
+		if _, err := MigratePredictor(isvc.DeepCopy()); err != nil {
+			return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: %v", objectName(req), err))
+		}
+	}
+	var d *selection.Decision
+	var err error
+	if ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]; ref != "" {
+		kind, name, ok := strings.Cut(ref, "/")
+		if !ok {
+			return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: annotation %s=%q is not <Kind>/<name>; remove it and berth resolves the runtime again", objectName(req), v1beta1.AnnotationResolvedRuntime, ref))
+		}
+		d, err = h.Index.Resolve(&isvc, kind, name, isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass])
+	} else {
+		d, err = h.Index.Select(&isvc)
+	}
+	if err != nil {
+		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s cannot be served: %v", objectName(req), err))
+	}
+	if req.Operation == admissionv1.Update {
+		var old v1beta1.InferenceService
+		if deny := decodeRaw(req, req.OldObject.Raw, "old object", &old); deny != nil {
+			return deny
+		}
+		if msg := shapeChange(&old, &isvc); msg != "" {
+			return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: %s", objectName(req), msg))
+		}
+	}
+	return admission.Allowed(d.Warnings...)
+}
+
+// groupShape is what the reconciler cannot change in place: whether a
+// component runs single-pod or leader/worker groups, and whether the
+// service is prefill/decode disaggregated.
+func groupShape(isvc *v1beta1.InferenceService) string {
+	s := "single-pod engine"
+	if e := isvc.Spec.Engine; e != nil && (e.Leader != nil || e.Worker != nil) {
+		s = "multi-node engine"
+	}
+	if isvc.Spec.Decoder != nil {
+		s += " with decoder (prefill/decode)"
+	}
+	return s
+}
+
+// shapeChange explains an update the reconciler cannot roll: a group shape
+// change while groups exist. Scaling to zero first, or recreating, is the fix.
+func shapeChange(old, cur *v1beta1.InferenceService) string {
+	if old.Status.ReadyReplicas == 0 && len(old.Status.Components) == 0 {
+		return ""
+	}
+	running := old.Status.ReadyReplicas
+	for _, c := range old.Status.Components {
+		running += c.Replicas
+	}
+	if running == 0 {
+		return ""
+	}
+	if was, is := groupShape(old), groupShape(cur); was != is {
+		return fmt.Sprintf("changing the group shape from %q to %q would orphan %d running group(s) that cannot be rolled in place; scale spec.engine.minReplicas and maxReplicas to 0 first, or delete and recreate the service", was, is, running)
+	}
+	return ""
+}

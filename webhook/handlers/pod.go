@@ -1,0 +1,145 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/selection"
+	"github.com/berthdev/berth/webhook/admission"
+	"github.com/berthdev/berth/webhook/patch"
+)
+
+// ServiceGetter reads an InferenceService from the API server. The pod
+// handler uses it only when the cache has not seen a service yet (a pod
+// created right after its service). Reading has no side effect, so dry-run
+// requests are safe.
+type ServiceGetter func(ctx context.Context, namespace, name string) (*v1beta1.InferenceService, error)
+
+// Pods completes InferenceService pods from the pinned decision.
+type Pods struct {
+	Index    *selection.Index
+	Services listers.InferenceServiceLister
+	Profiles listers.ClusterEngineRuntimeProfileLister
+	Live     ServiceGetter // optional
+}
+
+// Mutate composes the pod with merge and stamps its revision. A pod whose
+// service or decision is missing is denied with the reason, never
+// half-mutated.
+func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if req.Operation != admissionv1.Create {
+		return admission.Allowed()
+	}
+	var pod, roundTrip corev1.Pod
+	if deny := decodeObject(req, &pod); deny != nil {
+		return deny
+	}
+	_ = json.Unmarshal(req.Object.Raw, &roundTrip)
+	svcName := pod.Labels[v1beta1.LabelInferenceService]
+	if svcName == "" {
+		// The objectSelector should have kept this pod away; say nothing.
+		return admission.Allowed()
+	}
+	ns := pod.Namespace
+	if ns == "" {
+		ns = req.Namespace // pods with generateName arrive without one
+	}
+	who := fmt.Sprintf("pod %s of InferenceService %s/%s", objectName(req), ns, svcName)
+	isvc, err := h.service(ctx, ns, svcName)
+	if err != nil {
+		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
+	}
+	ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]
+	kind, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the service has no resolved runtime (annotation %s); it was admitted without berth's webhook or its pin was removed — re-apply the InferenceService so berth resolves it", who, v1beta1.AnnotationResolvedRuntime))
+	}
+	d, err := h.Index.Resolve(isvc, kind, name, isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass])
+	if err != nil {
+		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the pinned decision no longer resolves: %v", who, err))
+	}
+	component := pod.Labels[v1beta1.LabelComponent]
+	if component == "" {
+		component = v1beta1.ComponentEngine
+	}
+	switch component {
+	case v1beta1.ComponentEngine, v1beta1.ComponentDecoder, v1beta1.ComponentRouter:
+	default:
+		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: label %s=%q is not engine, decoder or router", who, v1beta1.LabelComponent, component))
+	}
+	group, err := merge.GroupIdentityFromPod(&pod)
+	if err != nil {
+		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
+	}
+	in := merge.Input{
+		Service:          isvc,
+		Component:        component,
+		RuntimeKind:      d.Runtime.Kind,
+		RuntimeName:      d.Runtime.Name,
+		Runtime:          d.Runtime.Spec,
+		AcceleratorClass: d.AcceleratorClass,
+		Profiles:         h.profiles(),
+		Group:            group,
+	}
+	mutated := pod.DeepCopy()
+	if mutated.Namespace == "" {
+		mutated.Namespace = ns // templates read the namespace; not written back below
+	}
+	if err := merge.ComposePod(in, mutated); err != nil {
+		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
+	}
+	mutated.Namespace = pod.Namespace
+	if mutated.Annotations == nil {
+		mutated.Annotations = map[string]string{}
+	}
+	mutated.Annotations[v1beta1.AnnotationRevision] = merge.Revision(in)
+	p, err := patch.Create(req.Object.Raw, &roundTrip, mutated)
+	if err != nil {
+		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))
+	}
+	return admission.Patched(p)
+}
+
+func (h *Pods) service(ctx context.Context, ns, name string) (*v1beta1.InferenceService, error) {
+	isvc, err := h.Services.InferenceServices(ns).Get(name)
+	if err == nil {
+		return isvc.DeepCopy(), nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading the InferenceService from cache: %w", err)
+	}
+	if h.Live != nil {
+		isvc, err = h.Live(ctx, ns, name)
+		if err == nil {
+			return isvc, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("reading the InferenceService: %w", err)
+		}
+	}
+	return nil, fmt.Errorf("InferenceService %s/%s does not exist; create it before its pods, or fix the %s label", ns, name, v1beta1.LabelInferenceService)
+}
+
+// profiles snapshots the cached profiles by name; merge reports a
+// referenced profile that is missing.
+func (h *Pods) profiles() map[string]*v1beta1.ClusterEngineRuntimeProfile {
+	out := map[string]*v1beta1.ClusterEngineRuntimeProfile{}
+	if h.Profiles == nil {
+		return out
+	}
+	all, _ := h.Profiles.List(everything)
+	for _, p := range all {
+		out[p.Name] = p
+	}
+	return out
+}
