@@ -1,0 +1,450 @@
+package selection
+
+import (
+	"math/bits"
+	"sort"
+	"strconv"
+	"strings"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+// AnnotationRequestSize gives the expected request size in tokens (e.g.
+// "2048" or "4K"), which preferenceOrder requestSize conditions compare. The
+// API has no field for it; without the annotation those conditions do not
+// hold.
+const AnnotationRequestSize = "ome.io/request-size"
+
+// classEval is one candidate class with what the decision needs about it.
+type classEval struct {
+	c         *classEntry
+	unmet     string // "" when the class meets the merged requirements
+	available bool
+}
+
+// classChoice is the outcome of class selection.
+type classChoice struct {
+	c         *classEntry
+	available bool
+	losers    []string
+	warnings  []string
+}
+
+type classMode int
+
+const (
+	modeAnnotation classMode = iota
+	modePreferred
+	modePreference
+	modeStrategy
+)
+
+// selectClassLocked chooses the AcceleratorClass: the annotation, else the
+// first fitting preferredClasses entry, else the runtime's applicable
+// preferenceOrder, else the strategy. Among equals a class whose nodes have
+// room for a whole group comes first; when none has room the best class is
+// still chosen and marked unavailable.
+func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry, m *modelEntry) (*classChoice, *Error) {
+	svc := serviceRef(isvc)
+	spec := rt.spec
+	reqs := spec.AcceleratorRequirements
+	sel := isvc.Spec.AcceleratorSelector
+
+	req := newRequirement()
+	if reqs != nil {
+		req.add(rt.ref+" spec.acceleratorRequirements.requiredCapabilities", reqs.RequiredCapabilities)
+	}
+	var nodeSel map[string]string
+	var preferred []string
+	strategy := v1beta1.DefaultStrategy
+	if sel != nil {
+		req.add("spec.acceleratorSelector.requiredCapabilities", sel.RequiredCapabilities)
+		nodeSel = sel.NodeSelector
+		preferred = sel.PreferredClasses
+		if sel.Strategy != "" {
+			strategy = sel.Strategy
+		}
+	}
+	req.finish()
+	if len(req.errs) > 0 {
+		return nil, &Error{Reason: svc + ": invalid accelerator requirements: " + strings.Join(req.errs, "; ")}
+	}
+	strategyFrom := "spec.acceleratorSelector.strategy"
+	if s, ok := isvc.Annotations[v1beta1.AnnotationSelectionStrategy]; ok && s != "" {
+		strategy, strategyFrom = v1beta1.AcceleratorSelectionStrategy(s), "annotation "+v1beta1.AnnotationSelectionStrategy
+	}
+	switch strategy {
+	case v1beta1.StrategyPerformance, v1beta1.StrategyCost, v1beta1.StrategyBalanced:
+	default:
+		return nil, &Error{Reason: svc + ": " + strategyFrom + ": " + quote(string(strategy)) + " is not performance, cost or balanced"}
+	}
+	annotated := strings.TrimSpace(isvc.Annotations[v1beta1.AnnotationAcceleratorClass])
+
+	// Explicit references must name classes that exist: a typo should fail
+	// at admission, not silently fall through to another class.
+	var missing []string
+	if annotated != "" && x.classes[annotated] == nil {
+		missing = append(missing, "annotation "+v1beta1.AnnotationAcceleratorClass+" names AcceleratorClass "+quote(annotated)+", which does not exist")
+	}
+	for i, p := range preferred {
+		if x.classes[p] == nil {
+			missing = append(missing, "spec.acceleratorSelector.preferredClasses["+strconv.Itoa(i)+"] names AcceleratorClass "+quote(p)+", which does not exist")
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &Error{Reason: svc + ": " + strings.Join(missing, "; ") + "; create it or fix the name (kubectl get acceleratorclasses)"}
+	}
+
+	var supported []string
+	if reqs != nil {
+		supported = reqs.SupportedClasses
+	}
+	requiresClass := len(supported) > 0 || (reqs != nil && reqs.RequiredCapabilities != nil) || (sel != nil && sel.RequiredCapabilities != nil)
+	nd := x.podNeed(spec, isvc)
+	if len(x.classes) == 0 {
+		if requiresClass {
+			return nil, &Error{Reason: svc + ": " + rt.ref + " requires an AcceleratorClass but the cluster has none; create AcceleratorClasses for its accelerators"}
+		}
+		ch := &classChoice{available: nd.perPod == 0}
+		if nd.perPod > 0 {
+			ch.warnings = append(ch.warnings, "the cluster has no AcceleratorClass, so free "+string(nd.resource)+" was not checked")
+		}
+		return ch, nil
+	}
+
+	// Candidates: the runtime's supportedClasses, else every class.
+	var cands []*classEval
+	var losers []string
+	var warnings []string
+	seen := map[string]bool{}
+	if len(supported) > 0 {
+		for _, n := range supported {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			if c := x.classes[n]; c != nil {
+				cands = append(cands, &classEval{c: c})
+			} else {
+				warnings = append(warnings, rt.ref+" spec.acceleratorRequirements.supportedClasses lists AcceleratorClass "+quote(n)+", which does not exist")
+			}
+		}
+	} else {
+		cands = make([]*classEval, 0, len(x.classes))
+		for _, c := range x.classes {
+			cands = append(cands, &classEval{c: c})
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].c.name < cands[j].c.name })
+	for _, ce := range cands {
+		ce.unmet = req.unmet(ce.c)
+		if ce.unmet == "" {
+			ce.available = x.fits(ce.c, nd, nodeSel)
+		}
+	}
+	byName := func(n string) *classEval {
+		i := sort.Search(len(cands), func(i int) bool { return cands[i].c.name >= n })
+		if i < len(cands) && cands[i].c.name == n {
+			return cands[i]
+		}
+		return nil
+	}
+	supportedList := "all classes"
+	if len(supported) > 0 {
+		supportedList = strings.Join(supported, ", ")
+	}
+
+	var winner *classEval
+	var mode classMode
+	var scores map[string]int32
+	switch {
+	case annotated != "":
+		mode = modeAnnotation
+		ce := byName(annotated)
+		if ce == nil {
+			return nil, &Error{Reason: svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + annotated + " is not supported by " + rt.ref + " (supportedClasses: " + supportedList + "); choose one of those or another runtime"}
+		}
+		if ce.unmet != "" {
+			return nil, &Error{Reason: svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + annotated + " does not meet the required capabilities: " + ce.unmet}
+		}
+		winner = ce
+	case len(preferred) > 0:
+		mode = modePreferred
+		var why []string
+		for _, p := range preferred {
+			ce := byName(p)
+			switch {
+			case ce == nil:
+				why = append(why, "AcceleratorClass/"+p+": not supported by "+rt.ref+" (supportedClasses: "+supportedList+")")
+			case ce.unmet != "":
+				why = append(why, "AcceleratorClass/"+p+": "+ce.unmet)
+			case winner == nil || (ce.available && !winner.available):
+				winner = ce
+			}
+		}
+		if winner == nil {
+			sort.Strings(why)
+			return nil, &Error{Reason: svc + ": no class in spec.acceleratorSelector.preferredClasses fits; relax requiredCapabilities or list another class", Candidates: dedupSorted(why)}
+		}
+	default:
+		scores = applicablePreferences(reqs, m, isvc)
+		if len(scores) > 0 {
+			for _, ce := range cands {
+				s, ok := scores[ce.c.name]
+				if !ok || ce.unmet != "" {
+					continue
+				}
+				if winner == nil || betterScored(ce, s, winner, scores[winner.c.name]) {
+					winner = ce
+				}
+			}
+		}
+		if winner != nil {
+			mode = modePreference
+			break
+		}
+		mode = modeStrategy
+		for _, ce := range cands {
+			if ce.unmet != "" {
+				continue
+			}
+			if winner == nil || strategyLess(strategy, ce, winner) {
+				winner = ce
+			}
+		}
+	}
+	if winner == nil {
+		var why []string
+		for _, ce := range cands {
+			why = append(why, "AcceleratorClass/"+ce.c.name+": "+ce.unmet)
+		}
+		reason := svc + ": no AcceleratorClass meets the required capabilities of " + rt.ref
+		if len(cands) == 0 {
+			reason = svc + ": " + rt.ref + " spec.acceleratorRequirements.supportedClasses names no existing AcceleratorClass (" + supportedList + ")"
+		}
+		return nil, &Error{Reason: reason + "; relax the requirements or add a class that meets them", Candidates: why}
+	}
+
+	ch := &classChoice{c: winner.c, available: winner.available, warnings: warnings}
+	if !winner.available {
+		ch.warnings = append(ch.warnings, "AcceleratorClass "+winner.c.name+" currently has no room: its ready nodes lack "+needText(winner.c, nd)+"; the service will wait for capacity")
+	}
+	losers = make([]string, 0, len(cands))
+	for _, ce := range cands {
+		if ce == winner {
+			continue
+		}
+		var line string
+		switch {
+		case ce.unmet != "":
+			line = ce.unmet
+		case winner.available && !ce.available && mode != modeAnnotation:
+			line = "fits, but its ready nodes lack " + needText(ce.c, nd) + "; " + winner.c.name + " has room"
+		case mode == modeAnnotation:
+			line = "fits, but annotation " + v1beta1.AnnotationAcceleratorClass + " chose " + winner.c.name
+		case mode == modePreferred:
+			if containsString(preferred, ce.c.name) {
+				line = "fits, but spec.acceleratorSelector.preferredClasses lists " + winner.c.name + " first"
+			} else {
+				line = "fits, but is not in spec.acceleratorSelector.preferredClasses"
+			}
+		case mode == modePreference:
+			if s, ok := scores[ce.c.name]; ok {
+				line = "fits, but its preferenceOrder score " + strconv.Itoa(int(s)) + " does not beat " + winner.c.name + "'s " + strconv.Itoa(int(scores[winner.c.name]))
+			} else {
+				line = "fits, but no applicable preferenceOrder entry of " + rt.ref + " names it; " + winner.c.name + " scores " + strconv.Itoa(int(scores[winner.c.name]))
+			}
+		default:
+			line = "fits, but strategy " + string(strategy) + " ranks " + winner.c.name + " first"
+		}
+		losers = append(losers, "AcceleratorClass/"+ce.c.name+": "+line)
+	}
+	ch.losers = losers
+	return ch, nil
+}
+
+func needText(c *classEntry, nd need) string {
+	return strconv.FormatInt(nd.pods, 10) + " pod(s) × " + strconv.FormatInt(nd.perPod, 10) + " " + string(c.resourceFor(nd))
+}
+
+func dedupSorted(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// betterScored: available first, then the higher score, then the name.
+func betterScored(a *classEval, as int32, b *classEval, bs int32) bool {
+	if a.available != b.available {
+		return a.available
+	}
+	if as != bs {
+		return as > bs
+	}
+	return a.c.name < b.c.name
+}
+
+// applicablePreferences returns the best score per class among the
+// runtime's preferenceOrder entries whose conditions all hold.
+func applicablePreferences(reqs *v1beta1.AcceleratorRequirements, m *modelEntry, isvc *v1beta1.InferenceService) map[string]int32 {
+	if reqs == nil || len(reqs.PreferenceOrder) == 0 {
+		return nil
+	}
+	var reqSize *int64
+	if s, ok := isvc.Annotations[AnnotationRequestSize]; ok {
+		if n, err := ParseSize(s); err == nil {
+			reqSize = &n
+		}
+	}
+	out := map[string]int32{}
+	for _, p := range reqs.PreferenceOrder {
+		holds := true
+		for _, c := range p.Conditions {
+			if c.ModelSize != "" && (m.model.Size == 0 || !conditionHolds(c.ModelSize, m.model.Size)) {
+				holds = false
+			}
+			if c.RequestSize != "" && (reqSize == nil || !conditionHolds(c.RequestSize, *reqSize)) {
+				holds = false
+			}
+		}
+		if holds {
+			if s, ok := out[p.Class]; !ok || p.Score > s {
+				out[p.Class] = p.Score
+			}
+		}
+	}
+	return out
+}
+
+// parseCondition reads "<30B", ">=4096", "=7B" or "7B" (equality).
+func parseCondition(s string) (string, int64, error) {
+	t := strings.TrimSpace(s)
+	op := "="
+	for _, o := range []string{"<=", ">=", "<", ">", "="} {
+		if strings.HasPrefix(t, o) {
+			op, t = o, t[len(o):]
+			break
+		}
+	}
+	n, err := ParseSize(t)
+	return op, n, err
+}
+
+func conditionHolds(s string, v int64) bool {
+	op, n, err := parseCondition(s)
+	if err != nil {
+		return false
+	}
+	switch op {
+	case "<":
+		return v < n
+	case "<=":
+		return v <= n
+	case ">":
+		return v > n
+	case ">=":
+		return v >= n
+	}
+	return v == n
+}
+
+// strategyLess orders fitting classes: available first, then the strategy.
+//   - performance: fastest (max fp16/bf16 TFLOPS, else fp32), then most
+//     memory, then highest compute capability;
+//   - cost: cheapest per hour, then per million tokens, then tier;
+//   - balanced: most TFLOPS per dollar-hour, then the cost order.
+//
+// Unknown figures rank after known ones, and the name settles every tie, so
+// a strategy always yields a class when one fits (a peer returned none or
+// panicked when classes had no figures).
+func strategyLess(s v1beta1.AcceleratorSelectionStrategy, a, b *classEval) bool {
+	if a.available != b.available {
+		return a.available
+	}
+	x, y := a.c, b.c
+	var c int
+	switch s {
+	case v1beta1.StrategyPerformance:
+		c = firstNonZero(descKnown(x.speed, y.speed), cmpInt(y.memory, x.memory), cmpInt(y.cc, x.cc))
+	case v1beta1.StrategyCost:
+		c = costOrder(x, y)
+	default:
+		c = firstNonZero(ratioOrder(x, y), costOrder(x, y))
+	}
+	if c != 0 {
+		return c < 0
+	}
+	return x.name < y.name
+}
+
+func costOrder(x, y *classEntry) int {
+	return firstNonZero(ascKnown(x.perHour, y.perHour), ascKnown(x.perMTokens, y.perMTokens), cmpInt(int64(x.tier), int64(y.tier)))
+}
+
+// ratioOrder compares speed/perHour exactly (128-bit cross products).
+func ratioOrder(x, y *classEntry) int {
+	xk, yk := x.speed > 0 && x.perHour > 0, y.speed > 0 && y.perHour > 0
+	switch {
+	case xk && !yk:
+		return -1
+	case !xk && yk:
+		return 1
+	case !xk && !yk:
+		return 0
+	}
+	// x.speed/x.perHour vs y.speed/y.perHour  ⇔  x.speed*y.perHour vs y.speed*x.perHour
+	h1, l1 := bits.Mul64(uint64(x.speed), uint64(y.perHour))
+	h2, l2 := bits.Mul64(uint64(y.speed), uint64(x.perHour))
+	switch {
+	case h1 > h2 || (h1 == h2 && l1 > l2):
+		return -1
+	case h1 < h2 || (h1 == h2 && l1 < l2):
+		return 1
+	}
+	return 0
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// descKnown: larger first, zero (unknown) last.
+func descKnown(a, b int64) int {
+	switch {
+	case a > 0 && b <= 0:
+		return -1
+	case a <= 0 && b > 0:
+		return 1
+	}
+	return cmpInt(b, a)
+}
+
+// ascKnown: smaller first, negative (unknown) last.
+func ascKnown(a, b int64) int {
+	switch {
+	case a >= 0 && b < 0:
+		return -1
+	case a < 0 && b >= 0:
+		return 1
+	}
+	return cmpInt(a, b)
+}
+
+func firstNonZero(cs ...int) int {
+	for _, c := range cs {
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}

@@ -1,0 +1,168 @@
+package selection
+
+import (
+	"sort"
+	"strings"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+// Runtime is the chosen runtime.
+type Runtime struct {
+	Kind         string // "ServingRuntime" or "ClusterServingRuntime"
+	Name         string
+	Namespace    string // empty for ClusterServingRuntime
+	Spec         *v1beta1.ServingRuntimeSpec
+	AutoSelected bool
+}
+
+// Decision is what Select resolved and why every other candidate lost.
+type Decision struct {
+	Model   Model
+	Runtime Runtime
+	// AcceleratorClass is nil only when the cluster has no AcceleratorClass
+	// at all and neither the runtime nor the service requires one.
+	AcceleratorClass *v1beta1.AcceleratorClass
+	// AcceleratorAvailable: the class's ready matching nodes have room for
+	// a whole serving group right now.
+	AcceleratorAvailable bool
+	Protocol             v1beta1.ProtocolVersion
+	// Explanation has one sorted line per losing runtime and per losing
+	// class, e.g. "ClusterServingRuntime/srt-llama-70b: model size 8B is
+	// outside [60B, 80B]".
+	Explanation []string
+	Warnings    []string
+}
+
+// RuntimeRef is "ServingRuntime/<name>" or "ClusterServingRuntime/<name>",
+// the value pinned in the ome.io/resolved-runtime annotation.
+func (d *Decision) RuntimeRef() string { return d.Runtime.Kind + "/" + d.Runtime.Name }
+
+// AcceleratorClassName is the chosen class's name, or "" for none.
+func (d *Decision) AcceleratorClassName() string {
+	if d.AcceleratorClass == nil {
+		return ""
+	}
+	return d.AcceleratorClass.Name
+}
+
+// Error is returned when nothing can be resolved. Reason names the service,
+// what was asked and the fix; Candidates has one sorted line per candidate
+// and why it failed.
+type Error struct {
+	Reason     string
+	Candidates []string
+}
+
+func (e *Error) Error() string {
+	if len(e.Candidates) == 0 {
+		return e.Reason
+	}
+	var b strings.Builder
+	b.WriteString(e.Reason)
+	b.WriteString(":")
+	for _, c := range e.Candidates {
+		b.WriteString("\n  - ")
+		b.WriteString(c)
+	}
+	return b.String()
+}
+
+// Select resolves model, runtime and AcceleratorClass for an
+// InferenceService. It reads only x, never mutates its argument, and gives
+// the same Decision for the same objects in any insertion order. On failure
+// the error is an *Error.
+func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
+	if isvc == nil {
+		return nil, &Error{Reason: "no InferenceService given"}
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	m, err := x.resolveModelLocked(isvc)
+	if err != nil {
+		return nil, err
+	}
+	proto := requestedProtocol(isvc)
+	rc, err := x.selectRuntimeLocked(isvc, m, proto)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := x.selectClassLocked(isvc, rc.e, m)
+	if err != nil {
+		return nil, err
+	}
+	d := &Decision{
+		Model:                m.model,
+		Runtime:              Runtime{Kind: rc.e.kind, Name: rc.e.name, Namespace: rc.e.namespace, Spec: rc.e.spec, AutoSelected: rc.autoSelected},
+		AcceleratorAvailable: cc.available,
+		Protocol:             proto,
+		Explanation:          make([]string, 0, len(rc.losers)+len(cc.losers)),
+	}
+	if cc.c != nil {
+		d.AcceleratorClass = cc.c.obj
+	}
+	d.Explanation = append(append(d.Explanation, rc.losers...), cc.losers...)
+	sort.Strings(d.Explanation)
+	if rc.autoSelected {
+		d.Warnings = append(d.Warnings, "runtime "+d.RuntimeRef()+" was auto-selected for "+m.model.Ref())
+	}
+	d.Warnings = append(d.Warnings, cc.warnings...)
+	sort.Strings(d.Warnings)
+	return d, nil
+}
+
+// Resolve re-reads a pinned decision: the model, the runtime by kind and
+// name, and the class by name (empty: none). It does not re-run selection,
+// so a newly created runtime never moves a pinned service; it fails only
+// when something pinned disappeared, naming it.
+func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName, className string) (*Decision, error) {
+	if isvc == nil {
+		return nil, &Error{Reason: "no InferenceService given"}
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	svc := serviceRef(isvc)
+	m, err := x.resolveModelLocked(isvc)
+	if err != nil {
+		return nil, err
+	}
+	var e *runtimeEntry
+	switch runtimeKind {
+	case KindServingRuntime:
+		e = x.runtimes[objKey(isvc.Namespace, runtimeName)]
+	case KindClusterServingRuntime:
+		e = x.runtimes[objKey("", runtimeName)]
+	default:
+		return nil, &Error{Reason: svc + ": annotation " + v1beta1.AnnotationResolvedRuntime + ": kind " + quote(runtimeKind) + " is not ServingRuntime or ClusterServingRuntime; remove the annotation to re-resolve"}
+	}
+	if e == nil {
+		return nil, &Error{Reason: svc + ": pinned runtime " + runtimeKind + "/" + runtimeName + " no longer exists; recreate it or remove annotation " + v1beta1.AnnotationResolvedRuntime + " to re-resolve"}
+	}
+	d := &Decision{
+		Model:    m.model,
+		Runtime:  Runtime{Kind: e.kind, Name: e.name, Namespace: e.namespace, Spec: e.spec},
+		Protocol: requestedProtocol(isvc),
+	}
+	if e.disabled {
+		d.Warnings = append(d.Warnings, "pinned runtime "+e.ref+" is disabled")
+	}
+	nd := x.podNeed(e.spec, isvc)
+	if className == "" {
+		d.AcceleratorAvailable = nd.perPod == 0
+		return d, nil
+	}
+	c := x.classes[className]
+	if c == nil {
+		return nil, &Error{Reason: svc + ": pinned AcceleratorClass " + quote(className) + " no longer exists; recreate it or remove annotation " + v1beta1.AnnotationResolvedAcceleratorClass + " to re-resolve"}
+	}
+	d.AcceleratorClass = c.obj
+	var nodeSel map[string]string
+	if s := isvc.Spec.AcceleratorSelector; s != nil {
+		nodeSel = s.NodeSelector
+	}
+	d.AcceleratorAvailable = x.fits(c, nd, nodeSel)
+	if !d.AcceleratorAvailable {
+		d.Warnings = append(d.Warnings, "AcceleratorClass "+c.name+" currently has no room: its ready nodes lack "+needText(c, nd))
+	}
+	return d, nil
+}

@@ -1,0 +1,185 @@
+package selection
+
+import (
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+// classEntry is an AcceleratorClass with its figures parsed once and the
+// nodes its discovery matches.
+type classEntry struct {
+	name      string
+	obj       *v1beta1.AcceleratorClass
+	memory    int64
+	cc        int64 // -1 = not declared
+	ccErr     string
+	clock     int32
+	bandwidth int64
+	features  []string
+	perf      []int64 // milli, like perfFigures
+	// strategy inputs
+	speed       int64 // milli-TFLOPS: max(fp16, bf16), else fp32; 0 = unknown
+	perHour     int64 // milli-dollars; -1 = unknown
+	perMTokens  int64 // milli-dollars; -1 = unknown
+	tier        int   // low 0, medium 1, high 2, unknown 3
+	resource    corev1.ResourceName
+	selector    map[string]string
+	terms       []corev1.NodeSelectorTerm
+	hasSelector bool
+	nodes       map[string]*nodeEntry
+}
+
+func compileClass(o *v1beta1.AcceleratorClass) *classEntry {
+	s := &o.Spec
+	c := &classEntry{name: o.Name, obj: o, cc: -1, perHour: -1, perMTokens: -1, tier: 3, nodes: map[string]*nodeEntry{}}
+	caps := &s.Capabilities
+	c.memory = memoryBytes(caps.MemoryGB)
+	if caps.ComputeCapability != "" {
+		n, err := parseDecimal(caps.ComputeCapability)
+		if err != nil {
+			c.ccErr = "capabilities.computeCapability: " + err.Error()
+		} else {
+			c.cc = n
+		}
+	}
+	if caps.ClockSpeedMHz != nil {
+		c.clock = *caps.ClockSpeedMHz
+	}
+	if caps.MemoryBandwidthGBps != nil {
+		c.bandwidth = caps.MemoryBandwidthGBps.MilliValue()
+	}
+	c.features = caps.Features
+	c.perf = make([]int64, len(perfFigures))
+	if caps.Performance != nil {
+		for i, pf := range perfFigures {
+			if q := pf.get(caps.Performance); q != nil {
+				c.perf[i] = q.MilliValue()
+			}
+		}
+		c.speed = max(c.perf[2], c.perf[3]) // fp16, bf16
+		if c.speed == 0 {
+			c.speed = c.perf[4] // fp32
+		}
+	}
+	if cost := s.Cost; cost != nil {
+		if cost.PerHour != nil {
+			c.perHour = cost.PerHour.MilliValue()
+		}
+		if cost.PerMillionTokens != nil {
+			c.perMTokens = cost.PerMillionTokens.MilliValue()
+		}
+		switch strings.ToLower(cost.Tier) {
+		case "low":
+			c.tier = 0
+		case "medium":
+			c.tier = 1
+		case "high":
+			c.tier = 2
+		}
+	}
+	if len(s.Resources) > 0 {
+		c.resource = corev1.ResourceName(s.Resources[0].Name)
+	}
+	c.selector = map[string]string{}
+	for _, m := range []map[string]string{s.Discovery.NodeSelector, s.NodeSelector} {
+		for k, v := range m {
+			c.selector[k] = v
+		}
+	}
+	// A conflicting key (the two selectors want different values) can match
+	// no node; keep that visible instead of letting one value win.
+	for k, v := range s.NodeSelector {
+		if w, ok := s.Discovery.NodeSelector[k]; ok && w != v {
+			c.selector[k] = "\x00conflict"
+		}
+	}
+	c.terms = s.Discovery.NodeSelectorTerms
+	c.hasSelector = len(c.selector) > 0 || len(c.terms) > 0
+	return c
+}
+
+// matchesNode is discovery.nodeSelector AND spec.nodeSelector AND (any of
+// discovery.nodeSelectorTerms). A class with no selector at all discovers
+// no node: matching every node would count CPU nodes as accelerators.
+func (c *classEntry) matchesNode(n NodeInfo) bool {
+	if !c.hasSelector {
+		return false
+	}
+	for k, v := range c.selector {
+		if got, ok := n.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	if len(c.terms) == 0 {
+		return true
+	}
+	for i := range c.terms {
+		if termMatches(&c.terms[i], n) {
+			return true
+		}
+	}
+	return false
+}
+
+// termMatches follows Kubernetes node affinity: every expression must hold;
+// an empty term matches nothing; Gt and Lt compare integers and fail on
+// values that are not integers.
+func termMatches(t *corev1.NodeSelectorTerm, n NodeInfo) bool {
+	if len(t.MatchExpressions) == 0 && len(t.MatchFields) == 0 {
+		return false
+	}
+	for i := range t.MatchExpressions {
+		e := &t.MatchExpressions[i]
+		v, ok := n.Labels[e.Key]
+		if !requirementHolds(e.Operator, e.Values, v, ok) {
+			return false
+		}
+	}
+	for i := range t.MatchFields {
+		e := &t.MatchFields[i]
+		if e.Key != "metadata.name" || !requirementHolds(e.Operator, e.Values, n.Name, true) {
+			return false
+		}
+	}
+	return true
+}
+
+func requirementHolds(op corev1.NodeSelectorOperator, values []string, v string, present bool) bool {
+	switch op {
+	case corev1.NodeSelectorOpIn:
+		return present && containsString(values, v)
+	case corev1.NodeSelectorOpNotIn:
+		return !present || !containsString(values, v)
+	case corev1.NodeSelectorOpExists:
+		return present
+	case corev1.NodeSelectorOpDoesNotExist:
+		return !present
+	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
+		if !present || len(values) != 1 {
+			return false
+		}
+		have, err1 := strconv.ParseInt(v, 10, 64)
+		want, err2 := strconv.ParseInt(values[0], 10, 64)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		if op == corev1.NodeSelectorOpGt {
+			return have > want
+		}
+		return have < want
+	}
+	return false
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,299 @@
+package selection
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+// runtimeEntry is a runtime with every string parsed once, at upsert.
+type runtimeEntry struct {
+	kind      string
+	namespace string // "" for ClusterServingRuntime
+	name      string
+	ref       string // "<Kind>/<name>"
+	created   time.Time
+	spec      *v1beta1.ServingRuntimeSpec
+	disabled  bool
+	formats   []formatEntry
+	sizes     sizeRange
+	sizeErr   string
+	protocols []v1beta1.ProtocolVersion
+}
+
+// formatEntry is one supportedModelFormats item. The deprecated top-level
+// name/version (the KServe shape) are used when modelFormat does not set them.
+type formatEntry struct {
+	index      int
+	name       string // lower case, for matching and indexing
+	display    string // as written
+	version    *versionRule
+	fwName     string // lower case; "" = any framework
+	fwDisplay  string
+	fwVersion  *versionRule
+	arch       *string // nil = any architecture
+	quant      string  // "" = unquantized only
+	autoSelect bool
+	priority   *int32
+	err        string // first unparseable field, reported instead of a silent mismatch
+}
+
+func compileRuntime(kind, namespace, name string, created time.Time, spec *v1beta1.ServingRuntimeSpec) *runtimeEntry {
+	e := &runtimeEntry{kind: kind, namespace: namespace, name: name, ref: kind + "/" + name, created: created, spec: spec}
+	e.disabled = spec.Disabled != nil && *spec.Disabled
+	e.protocols = spec.ProtocolVersions
+	if len(e.protocols) == 0 {
+		e.protocols = []v1beta1.ProtocolVersion{v1beta1.ProtocolOpenAI}
+	}
+	if r := spec.ModelSizeRange; r != nil {
+		if r.Min != nil {
+			n, err := ParseSize(*r.Min)
+			if err != nil {
+				e.sizeErr = "spec.modelSizeRange.min: " + err.Error()
+			} else {
+				e.sizes.min = &n
+			}
+		}
+		if r.Max != nil {
+			n, err := ParseSize(*r.Max)
+			if err != nil && e.sizeErr == "" {
+				e.sizeErr = "spec.modelSizeRange.max: " + err.Error()
+			} else if err == nil {
+				e.sizes.max = &n
+			}
+		}
+	}
+	for i := range spec.SupportedModelFormats {
+		e.formats = append(e.formats, compileFormat(i, &spec.SupportedModelFormats[i]))
+	}
+	return e
+}
+
+func compileFormat(i int, f *v1beta1.SupportedModelFormat) formatEntry {
+	fe := formatEntry{index: i, autoSelect: f.AutoSelect != nil && *f.AutoSelect, priority: f.Priority, arch: f.ModelArchitecture}
+	path := "spec.supportedModelFormats[" + strconv.Itoa(i) + "]"
+	fe.display = f.Name
+	version := f.Version
+	var op *v1beta1.RuleOperator
+	versionPath := path + ".version"
+	if mf := f.ModelFormat; mf != nil {
+		if mf.Name != "" {
+			fe.display = mf.Name
+		}
+		if mf.Version != nil {
+			version = mf.Version
+			versionPath = path + ".modelFormat.version"
+		}
+		op = mf.Operator
+	}
+	fe.name = strings.ToLower(strings.TrimSpace(fe.display))
+	setErr := func(msg string) {
+		if fe.err == "" {
+			fe.err = msg
+		}
+	}
+	if version != nil {
+		r, err := parseRule(*version, op)
+		if err != nil {
+			setErr(versionPath + ": " + err.Error())
+		} else {
+			fe.version = &r
+		}
+	}
+	if fw := f.ModelFramework; fw != nil {
+		fe.fwDisplay = fw.Name
+		fe.fwName = strings.ToLower(strings.TrimSpace(fw.Name))
+		if fw.Version != nil {
+			r, err := parseRule(*fw.Version, fw.Operator)
+			if err != nil {
+				setErr(path + ".modelFramework.version: " + err.Error())
+			} else {
+				fe.fwVersion = &r
+			}
+		}
+	}
+	if f.Quantization != nil {
+		fe.quant = string(*f.Quantization)
+	}
+	return fe
+}
+
+func parseRule(s string, op *v1beta1.RuleOperator) (versionRule, error) {
+	v, err := ParseVersion(s)
+	if err != nil {
+		return versionRule{}, err
+	}
+	o, err := parseOperator(op)
+	if err != nil {
+		return versionRule{}, err
+	}
+	return versionRule{v: v, op: o}, nil
+}
+
+// formatNames are the distinct lower-case format names, for the index.
+func (e *runtimeEntry) formatNames() []string {
+	seen := make([]string, 0, len(e.formats))
+	for _, f := range e.formats {
+		if f.name == "" {
+			continue
+		}
+		dup := false
+		for _, s := range seen {
+			if s == f.name {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			seen = append(seen, f.name)
+		}
+	}
+	return seen
+}
+
+// mismatch returns "" when the entry serves the model, else why not.
+// Architecture: an entry without one serves any architecture. Quantization:
+// an entry without one serves unquantized models only, because a runtime
+// that was never told about fp8 weights cannot be assumed to load them.
+// Versions: a runtime version needs a model version to compare with.
+func (f *formatEntry) mismatch(m *modelEntry) string {
+	if f.err != "" {
+		return f.err
+	}
+	if f.name != m.formatName {
+		return "format " + f.display + " is not the model's " + m.model.Spec.ModelFormat.Name
+	}
+	if f.version != nil {
+		if m.formatVersion == nil {
+			return "format version " + f.version.String() + " is required but the model declares none"
+		}
+		if !f.version.matches(*m.formatVersion) {
+			return "format version " + f.version.String() + " does not match the model's " + m.formatVersion.String()
+		}
+	}
+	if f.fwName != "" {
+		if m.fwName == "" {
+			return "framework " + f.fwDisplay + " is required but the model declares none"
+		}
+		if f.fwName != m.fwName {
+			return "framework " + f.fwDisplay + " is not the model's " + m.model.Spec.ModelFramework.Name
+		}
+		if f.fwVersion != nil {
+			if m.fwVersion == nil {
+				return "framework version " + f.fwVersion.String() + " is required but the model declares none"
+			}
+			if !f.fwVersion.matches(*m.fwVersion) {
+				return "framework " + f.fwDisplay + " version " + f.fwVersion.String() + " does not match the model's " + m.fwVersion.String()
+			}
+		}
+	}
+	if f.arch != nil {
+		ma := m.model.Spec.ModelArchitecture
+		if ma == nil {
+			return "architecture " + *f.arch + " is required but the model declares none"
+		}
+		if *ma != *f.arch {
+			return "architecture " + *f.arch + " is not the model's " + *ma
+		}
+	}
+	mq := ""
+	if m.model.Spec.Quantization != nil {
+		mq = string(*m.model.Spec.Quantization)
+	}
+	if mq != f.quant {
+		switch {
+		case f.quant == "":
+			return "model is quantized " + mq + " but the entry serves unquantized models only"
+		case mq == "":
+			return "quantization " + f.quant + " is required but the model is not quantized"
+		}
+		return "quantization " + f.quant + " is not the model's " + mq
+	}
+	return ""
+}
+
+// compat is how one runtime relates to one model, independent of autoSelect.
+type compat struct {
+	ok         bool
+	reason     string // why not, when !ok
+	autoSelect bool   // some matching entry has autoSelect
+	priority   *int32 // highest priority among matching autoSelect entries
+}
+
+// check evaluates the runtime for a model and protocol: enabled, a matching
+// format entry, size in range, protocol served.
+func (e *runtimeEntry) check(m *modelEntry, proto v1beta1.ProtocolVersion) compat {
+	if e.disabled {
+		return compat{reason: "disabled (spec.disabled is true)"}
+	}
+	var c compat
+	var reasons []string
+	matched := false
+	for i := range e.formats {
+		f := &e.formats[i]
+		if r := f.mismatch(m); r != "" {
+			if f.name == m.formatName || f.err != "" {
+				reasons = append(reasons, "supportedModelFormats["+strconv.Itoa(f.index)+"]: "+r)
+			}
+			continue
+		}
+		matched = true
+		if f.autoSelect {
+			c.autoSelect = true
+			if f.priority != nil && (c.priority == nil || *f.priority > *c.priority) {
+				p := *f.priority
+				c.priority = &p
+			}
+		}
+	}
+	if !matched {
+		if len(reasons) == 0 {
+			c.reason = "serves no format " + m.model.Spec.ModelFormat.Name
+		} else {
+			sort.Strings(reasons)
+			c.reason = strings.Join(reasons, "; ")
+		}
+		return c
+	}
+	if e.sizeErr != "" {
+		c.reason = e.sizeErr
+		return c
+	}
+	if e.sizes.set() {
+		if m.model.Size == 0 {
+			c.reason = "model declares no modelParameterSize but the runtime serves " + e.sizes.String()
+			return c
+		}
+		if !e.sizes.contains(m.model.Size) {
+			c.reason = "model size " + FormatSize(m.model.Size) + " is outside " + e.sizes.String()
+			return c
+		}
+	}
+	served := false
+	for _, p := range e.protocols {
+		if p == proto {
+			served = true
+			break
+		}
+	}
+	if !served {
+		c.reason = "does not serve protocol " + string(proto) + " (serves " + protocolList(e.spec.ProtocolVersions) + ")"
+		return c
+	}
+	c.ok = true
+	return c
+}
+
+func protocolList(ps []v1beta1.ProtocolVersion) string {
+	if len(ps) == 0 {
+		return "openAI only: spec.protocolVersions is empty"
+	}
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}

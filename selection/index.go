@@ -1,0 +1,393 @@
+package selection
+
+import (
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+// Runtime kinds, as they appear in pinned annotations and explanations.
+const (
+	KindServingRuntime        = "ServingRuntime"
+	KindClusterServingRuntime = "ClusterServingRuntime"
+	KindBaseModel             = "BaseModel"
+	KindClusterBaseModel      = "ClusterBaseModel"
+)
+
+// NodeInfo is the part of a Node that accelerator availability needs.
+type NodeInfo struct {
+	Name   string
+	Labels map[string]string
+	// Allocatable accelerator resources (nvidia.com/gpu: 8, ...).
+	Allocatable map[corev1.ResourceName]int64
+	// Ready is false for nodes that are not Ready or are cordoned.
+	Ready bool
+}
+
+// Stats are object counts, for metrics.
+type Stats struct {
+	Runtimes int
+	Classes  int
+	Nodes    int
+	Models   int
+}
+
+// Index is an in-memory, concurrency-safe, incrementally updated store of
+// everything selection decides from, with the indexes that make a decision
+// fast: runtimes by scope and format name, classes by name with the set of
+// nodes each one discovers, and per-node used accelerator counts. Writers
+// take the write lock briefly; decisions share the read lock.
+type Index struct {
+	mu sync.RWMutex
+
+	// runtimes by key: "<namespace>/<name>" for ServingRuntimes and
+	// "/<name>" for ClusterServingRuntimes (namespaces are never empty).
+	runtimes map[string]*runtimeEntry
+	// byFormat: scope ("" for the cluster) + "\x00" + lower-case format name
+	// → runtime key → entry. Only runtimes that list the name are there, so
+	// a decision reads tens of runtimes, not thousands.
+	byFormat map[string]map[string]*runtimeEntry
+
+	models map[string]*modelEntry // same key scheme as runtimes
+
+	classes map[string]*classEntry
+	// classResources counts how many classes name each resource, so that a
+	// pod's accelerator need also recognises vendor resources classes add.
+	classResources map[corev1.ResourceName]int
+
+	nodes    map[string]*nodeEntry
+	nodeUsed map[string]map[corev1.ResourceName]int64 // by node name; survives node deletes and early pods
+	pods     map[string]podUsage
+}
+
+type nodeEntry struct {
+	info    NodeInfo
+	classes []string // names of classes whose discovery matches this node
+}
+
+type podUsage struct {
+	node     string
+	requests map[corev1.ResourceName]int64
+}
+
+// NewIndex returns an empty index.
+func NewIndex() *Index {
+	return &Index{
+		runtimes:       map[string]*runtimeEntry{},
+		byFormat:       map[string]map[string]*runtimeEntry{},
+		models:         map[string]*modelEntry{},
+		classes:        map[string]*classEntry{},
+		classResources: map[corev1.ResourceName]int{},
+		nodes:          map[string]*nodeEntry{},
+		nodeUsed:       map[string]map[corev1.ResourceName]int64{},
+		pods:           map[string]podUsage{},
+	}
+}
+
+func objKey(namespace, name string) string { return namespace + "/" + name }
+
+func formatKey(scope, lowerName string) string { return scope + "\x00" + lowerName }
+
+// UpsertServingRuntime adds or replaces a namespaced runtime.
+func (x *Index) UpsertServingRuntime(o *v1beta1.ServingRuntime) {
+	if o == nil {
+		return
+	}
+	c := o.DeepCopy()
+	x.putRuntime(compileRuntime(KindServingRuntime, c.Namespace, c.Name, c.CreationTimestamp.Time, &c.Spec))
+}
+
+// DeleteServingRuntime removes a namespaced runtime.
+func (x *Index) DeleteServingRuntime(namespace, name string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.dropRuntimeLocked(objKey(namespace, name))
+}
+
+// UpsertClusterServingRuntime adds or replaces a cluster runtime.
+func (x *Index) UpsertClusterServingRuntime(o *v1beta1.ClusterServingRuntime) {
+	if o == nil {
+		return
+	}
+	c := o.DeepCopy()
+	x.putRuntime(compileRuntime(KindClusterServingRuntime, "", c.Name, c.CreationTimestamp.Time, &c.Spec))
+}
+
+// DeleteClusterServingRuntime removes a cluster runtime.
+func (x *Index) DeleteClusterServingRuntime(name string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.dropRuntimeLocked(objKey("", name))
+}
+
+func (x *Index) putRuntime(e *runtimeEntry) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	key := objKey(e.namespace, e.name)
+	x.dropRuntimeLocked(key)
+	x.runtimes[key] = e
+	for _, n := range e.formatNames() {
+		fk := formatKey(e.namespace, n)
+		m := x.byFormat[fk]
+		if m == nil {
+			m = map[string]*runtimeEntry{}
+			x.byFormat[fk] = m
+		}
+		m[key] = e
+	}
+}
+
+func (x *Index) dropRuntimeLocked(key string) {
+	old, ok := x.runtimes[key]
+	if !ok {
+		return
+	}
+	delete(x.runtimes, key)
+	for _, n := range old.formatNames() {
+		fk := formatKey(old.namespace, n)
+		if m := x.byFormat[fk]; m != nil {
+			delete(m, key)
+			if len(m) == 0 {
+				delete(x.byFormat, fk)
+			}
+		}
+	}
+}
+
+// UpsertBaseModel adds or replaces a namespaced model.
+func (x *Index) UpsertBaseModel(o *v1beta1.BaseModel) {
+	if o == nil {
+		return
+	}
+	c := o.DeepCopy()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.models[objKey(c.Namespace, c.Name)] = compileModel(KindBaseModel, c.Namespace, c.Name, c.Spec)
+}
+
+// DeleteBaseModel removes a namespaced model.
+func (x *Index) DeleteBaseModel(namespace, name string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	delete(x.models, objKey(namespace, name))
+}
+
+// UpsertClusterBaseModel adds or replaces a cluster model.
+func (x *Index) UpsertClusterBaseModel(o *v1beta1.ClusterBaseModel) {
+	if o == nil {
+		return
+	}
+	c := o.DeepCopy()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.models[objKey("", c.Name)] = compileModel(KindClusterBaseModel, "", c.Name, c.Spec)
+}
+
+// DeleteClusterBaseModel removes a cluster model.
+func (x *Index) DeleteClusterBaseModel(name string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	delete(x.models, objKey("", name))
+}
+
+// UpsertAcceleratorClass adds or replaces a class and re-discovers its nodes.
+func (x *Index) UpsertAcceleratorClass(o *v1beta1.AcceleratorClass) {
+	if o == nil {
+		return
+	}
+	e := compileClass(o.DeepCopy())
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.dropClassLocked(e.name)
+	x.classes[e.name] = e
+	for _, r := range e.obj.Spec.Resources {
+		x.classResources[corev1.ResourceName(r.Name)]++
+	}
+	for _, n := range x.nodes {
+		if e.matchesNode(n.info) {
+			e.nodes[n.info.Name] = n
+			n.classes = append(n.classes, e.name)
+		}
+	}
+}
+
+// DeleteAcceleratorClass removes a class.
+func (x *Index) DeleteAcceleratorClass(name string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.dropClassLocked(name)
+}
+
+func (x *Index) dropClassLocked(name string) {
+	old, ok := x.classes[name]
+	if !ok {
+		return
+	}
+	delete(x.classes, name)
+	for _, r := range old.obj.Spec.Resources {
+		rn := corev1.ResourceName(r.Name)
+		if x.classResources[rn]--; x.classResources[rn] <= 0 {
+			delete(x.classResources, rn)
+		}
+	}
+	for _, n := range old.nodes {
+		n.classes = removeString(n.classes, name)
+	}
+}
+
+// UpsertNode adds or replaces a node. Class membership is recomputed only
+// when the labels changed, so status heartbeats stay cheap.
+func (x *Index) UpsertNode(info NodeInfo) {
+	info = copyNodeInfo(info)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if old, ok := x.nodes[info.Name]; ok {
+		if sameLabels(old.info.Labels, info.Labels) {
+			old.info = info
+			return
+		}
+		x.dropNodeLocked(info.Name)
+	}
+	n := &nodeEntry{info: info}
+	x.nodes[info.Name] = n
+	for _, c := range x.classes {
+		if c.matchesNode(info) {
+			c.nodes[info.Name] = n
+			n.classes = append(n.classes, c.name)
+		}
+	}
+}
+
+// DeleteNode removes a node.
+func (x *Index) DeleteNode(name string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.dropNodeLocked(name)
+}
+
+func (x *Index) dropNodeLocked(name string) {
+	n, ok := x.nodes[name]
+	if !ok {
+		return
+	}
+	delete(x.nodes, name)
+	for _, c := range n.classes {
+		if ce := x.classes[c]; ce != nil {
+			delete(ce.nodes, name)
+		}
+	}
+}
+
+// SetPodUsage records the accelerator requests of a bound, non-terminated
+// pod (replacing what was recorded for the same key).
+func (x *Index) SetPodUsage(podKey, nodeName string, requests map[corev1.ResourceName]int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.dropPodLocked(podKey)
+	if nodeName == "" {
+		return
+	}
+	u := podUsage{node: nodeName, requests: map[corev1.ResourceName]int64{}}
+	used := x.nodeUsed[nodeName]
+	if used == nil {
+		used = map[corev1.ResourceName]int64{}
+		x.nodeUsed[nodeName] = used
+	}
+	for r, q := range requests {
+		if q <= 0 {
+			continue
+		}
+		u.requests[r] = q
+		used[r] += q
+	}
+	x.pods[podKey] = u
+}
+
+// DeletePodUsage forgets a pod (deleted, finished or unbound).
+func (x *Index) DeletePodUsage(podKey string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.dropPodLocked(podKey)
+}
+
+func (x *Index) dropPodLocked(podKey string) {
+	u, ok := x.pods[podKey]
+	if !ok {
+		return
+	}
+	delete(x.pods, podKey)
+	used := x.nodeUsed[u.node]
+	for r, q := range u.requests {
+		if used[r] -= q; used[r] <= 0 {
+			delete(used, r)
+		}
+	}
+	if len(used) == 0 {
+		delete(x.nodeUsed, u.node)
+	}
+}
+
+// Stats counts what the index holds.
+func (x *Index) Stats() Stats {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return Stats{Runtimes: len(x.runtimes), Classes: len(x.classes), Nodes: len(x.nodes), Models: len(x.models)}
+}
+
+// free is what is left of a resource on a node.
+func (x *Index) free(n *nodeEntry, r corev1.ResourceName) int64 {
+	f := n.info.Allocatable[r] - x.nodeUsed[n.info.Name][r]
+	if f < 0 {
+		return 0
+	}
+	return f
+}
+
+func copyNodeInfo(in NodeInfo) NodeInfo {
+	out := NodeInfo{Name: in.Name, Ready: in.Ready, Labels: make(map[string]string, len(in.Labels)), Allocatable: make(map[corev1.ResourceName]int64, len(in.Allocatable))}
+	for k, v := range in.Labels {
+		out.Labels[k] = v
+	}
+	for k, v := range in.Allocatable {
+		out.Allocatable[k] = v
+	}
+	return out
+}
+
+func sameLabels(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func removeString(list []string, s string) []string {
+	out := list[:0]
+	for _, v := range list {
+		if v != s {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// timeNewer orders newest first; used by the runtime order.
+var timeZero time.Time
+
+func timeNewer(a, b time.Time) int {
+	switch {
+	case a.After(b):
+		return -1
+	case b.After(a):
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,146 @@
+package selection
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+// Resource names that are accelerators whatever the classes say.
+var wellKnownAccelerators = []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915"}
+
+// need is what one serving group asks of a class's nodes.
+type need struct {
+	perPod   int64               // accelerators per pod
+	pods     int64               // pods per group: 1 + worker.size
+	resource corev1.ResourceName // the resource the runner asked for; "" when none
+}
+
+// podNeed reads the engine's accelerator need: the first runner (service
+// engine runner, service leader runner, runtime engine runner, runtime
+// leader runner, runtime containers[0]) that asks for an accelerator
+// resource sets GPUs per pod; the service's worker size, else the
+// runtime's, sets pods per group.
+func (x *Index) podNeed(rt *v1beta1.ServingRuntimeSpec, isvc *v1beta1.InferenceService) need {
+	var runners []*corev1.ResourceRequirements
+	add := func(r *v1beta1.RunnerSpec) {
+		if r != nil {
+			runners = append(runners, &r.Resources)
+		}
+	}
+	var workerSize *int32
+	if e := isvc.Spec.Engine; e != nil {
+		add(e.Runner)
+		if e.Leader != nil {
+			add(e.Leader.Runner)
+		}
+		if e.Worker != nil {
+			workerSize = e.Worker.Size
+		}
+	}
+	if e := rt.EngineConfig; e != nil {
+		add(e.Runner)
+		if e.Leader != nil {
+			add(e.Leader.Runner)
+		}
+		if e.Worker != nil && workerSize == nil {
+			workerSize = e.Worker.Size
+		}
+	}
+	if len(rt.Containers) > 0 {
+		runners = append(runners, &rt.Containers[0].Resources)
+	}
+	n := need{pods: 1}
+	if workerSize != nil && *workerSize > 0 {
+		n.pods += int64(*workerSize)
+	}
+	for _, r := range runners {
+		if q, name := x.acceleratorQuantity(r); q > 0 {
+			n.perPod, n.resource = q, name
+			break
+		}
+	}
+	return n
+}
+
+// acceleratorQuantity is the largest accelerator limit or request of a
+// container; the resource name comes with it. Names are visited in a fixed
+// order so that ties never depend on map order.
+func (x *Index) acceleratorQuantity(r *corev1.ResourceRequirements) (int64, corev1.ResourceName) {
+	var best int64
+	var name corev1.ResourceName
+	consider := func(rn corev1.ResourceName) {
+		for _, l := range []corev1.ResourceList{r.Limits, r.Requests} {
+			if q, ok := l[rn]; ok {
+				if v := q.Value(); v > best || (v == best && v > 0 && rn < name) {
+					best, name = v, rn
+				}
+			}
+		}
+	}
+	for _, rn := range wellKnownAccelerators {
+		consider(rn)
+	}
+	for rn := range x.classResources {
+		if !containsResource(wellKnownAccelerators, rn) {
+			consider(rn)
+		}
+	}
+	return best, name
+}
+
+func containsResource(list []corev1.ResourceName, r corev1.ResourceName) bool {
+	for _, v := range list {
+		if v == r {
+			return true
+		}
+	}
+	return false
+}
+
+// fits reports whether the class's ready matching nodes (narrowed by the
+// service's acceleratorSelector.nodeSelector) can host a whole group: the
+// sum over nodes of how many pods each can take. The class's own resource
+// counts, because a selected AMD class turns nvidia.com/gpu into amd.com/gpu.
+func (x *Index) fits(c *classEntry, nd need, nodeSel map[string]string) bool {
+	res := c.resource
+	if res == "" {
+		res = nd.resource
+	}
+	if res == "" {
+		res = wellKnownAccelerators[0]
+	}
+	var pods int64
+	for _, n := range c.nodes {
+		if !n.info.Ready || !labelsMatch(nodeSel, n.info.Labels) {
+			continue
+		}
+		if nd.perPod <= 0 {
+			return true
+		}
+		pods += x.free(n, res) / nd.perPod
+		if pods >= nd.pods {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *classEntry) resourceFor(nd need) corev1.ResourceName {
+	if c.resource != "" {
+		return c.resource
+	}
+	if nd.resource != "" {
+		return nd.resource
+	}
+	return wellKnownAccelerators[0]
+}
+
+func labelsMatch(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,197 @@
+package selection
+
+import (
+	"sort"
+	"strconv"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+// candidate is a runtime that can serve the model, with what ranks it.
+type candidate struct {
+	e        *runtimeEntry
+	priority *int32
+	open     int
+	dist     uint64
+}
+
+// rankRuntimes is the total order of design.md: namespaced before
+// cluster-scoped → priority (set beats unset, higher first) → size range
+// closest to the model → newest creationTimestamp → name. It returns the
+// first criterion that differs, so a loser can be told why it lost.
+func rankRuntimes(a, b *candidate) (int, string) {
+	an, bn := a.e.namespace != "", b.e.namespace != ""
+	if an != bn {
+		if an {
+			return -1, "scope"
+		}
+		return 1, "scope"
+	}
+	switch {
+	case a.priority != nil && b.priority == nil:
+		return -1, "priority"
+	case a.priority == nil && b.priority != nil:
+		return 1, "priority"
+	case a.priority != nil && *a.priority != *b.priority:
+		if *a.priority > *b.priority {
+			return -1, "priority"
+		}
+		return 1, "priority"
+	}
+	if a.open != b.open {
+		if a.open < b.open {
+			return -1, "range"
+		}
+		return 1, "range"
+	}
+	if a.dist != b.dist {
+		if a.dist < b.dist {
+			return -1, "range"
+		}
+		return 1, "range"
+	}
+	if c := timeNewer(a.e.created, b.e.created); c != 0 {
+		return c, "created"
+	}
+	switch {
+	case a.e.name < b.e.name:
+		return -1, "name"
+	case a.e.name > b.e.name:
+		return 1, "name"
+	}
+	// Same name in both scopes is settled by scope above; this is only
+	// reached for the same object.
+	return 0, ""
+}
+
+// lossReason says why c ranks below the winner w.
+func lossReason(c, w *candidate, size int64) string {
+	_, why := rankRuntimes(c, w)
+	switch why {
+	case "scope":
+		return "matches, but namespaced runtime " + w.e.ref + " outranks cluster-scoped runtimes"
+	case "priority":
+		if c.priority == nil {
+			return "matches, but has no priority and " + w.e.ref + " has priority " + strconv.Itoa(int(*w.priority))
+		}
+		return "matches, but priority " + strconv.Itoa(int(*c.priority)) + " is below " + w.e.ref + "'s " + strconv.Itoa(int(*w.priority))
+	case "range":
+		return "matches, but its size range " + c.e.sizes.String() + " is less close to " + FormatSize(size) + " than " + w.e.ref + "'s " + w.e.sizes.String()
+	case "created":
+		return "matches, but " + w.e.ref + " ranks equally and is newer"
+	}
+	return "matches, but " + w.e.ref + " ranks equally and its name sorts first"
+}
+
+func newCandidate(e *runtimeEntry, c compat, size int64) *candidate {
+	open, dist := e.sizes.closeness(size)
+	return &candidate{e: e, priority: c.priority, open: open, dist: dist}
+}
+
+// runtimeChoice is the outcome of runtime selection.
+type runtimeChoice struct {
+	e            *runtimeEntry
+	autoSelected bool
+	losers       []string
+}
+
+func requestedProtocol(isvc *v1beta1.InferenceService) v1beta1.ProtocolVersion {
+	if p := isvc.Spec.ProtocolVersion; p != nil && *p != "" {
+		return *p
+	}
+	return v1beta1.DefaultProtocolVersion
+}
+
+// selectRuntimeLocked picks the runtime: the named one, fully checked, or
+// the best auto-selectable one. Every other runtime that lists the model's
+// format gets one line saying why it lost.
+func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntry, proto v1beta1.ProtocolVersion) (*runtimeChoice, *Error) {
+	svc := serviceRef(isvc)
+	if ref := isvc.Spec.Runtime; ref != nil && ref.Name != "" {
+		e, err := x.lookupRuntimeLocked(isvc, ref)
+		if err != nil {
+			return nil, err
+		}
+		c := e.check(m, proto)
+		if !c.ok {
+			return nil, &Error{Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason + "; fix the runtime or remove spec.runtime to auto-select one"}
+		}
+		return &runtimeChoice{e: e}, nil
+	}
+
+	var cands []*candidate
+	var losers []string
+	for _, scope := range []string{isvc.Namespace, ""} {
+		for _, e := range x.byFormat[formatKey(scope, m.formatName)] {
+			c := e.check(m, proto)
+			switch {
+			case !c.ok:
+				losers = append(losers, e.ref+": "+c.reason)
+			case !c.autoSelect:
+				losers = append(losers, e.ref+": matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)")
+			default:
+				cands = append(cands, newCandidate(e, c, m.model.Size))
+			}
+		}
+		if scope == "" {
+			break // a service without a namespace sees the cluster scope once
+		}
+	}
+	if len(cands) == 0 {
+		sort.Strings(losers)
+		reason := svc + ": no runtime can serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + ")"
+		if len(losers) == 0 {
+			reason += ": no ServingRuntime in namespace " + quoteNS(isvc.Namespace) + " and no ClusterServingRuntime lists format " + m.model.Spec.ModelFormat.Name + "; create one with an autoSelect entry for it"
+		} else {
+			reason += "; fix one of these runtimes or name one in spec.runtime"
+		}
+		return nil, &Error{Reason: reason, Candidates: losers}
+	}
+	best := cands[0]
+	for _, c := range cands[1:] {
+		if r, _ := rankRuntimes(c, best); r < 0 {
+			best = c
+		}
+	}
+	for _, c := range cands {
+		if c != best {
+			losers = append(losers, c.e.ref+": "+lossReason(c, best, m.model.Size))
+		}
+	}
+	return &runtimeChoice{e: best.e, autoSelected: true, losers: losers}, nil
+}
+
+// lookupRuntimeLocked finds a named runtime: a ServingRuntime in the
+// service's namespace first, then a ClusterServingRuntime; spec.runtime.kind
+// restricts the lookup to one of them.
+func (x *Index) lookupRuntimeLocked(isvc *v1beta1.InferenceService, ref *v1beta1.ServingRuntimeRef) (*runtimeEntry, *Error) {
+	svc := serviceRef(isvc)
+	kind := ""
+	if ref.Kind != nil {
+		kind = *ref.Kind
+	}
+	var e *runtimeEntry
+	var where string
+	switch kind {
+	case KindServingRuntime:
+		e = x.runtimes[objKey(isvc.Namespace, ref.Name)]
+		where = "no ServingRuntime " + quote(ref.Name) + " in namespace " + quoteNS(isvc.Namespace)
+	case KindClusterServingRuntime:
+		e = x.runtimes[objKey("", ref.Name)]
+		where = "no ClusterServingRuntime " + quote(ref.Name)
+	case "":
+		if isvc.Namespace != "" {
+			e = x.runtimes[objKey(isvc.Namespace, ref.Name)]
+		}
+		if e == nil {
+			e = x.runtimes[objKey("", ref.Name)]
+		}
+		where = "no ServingRuntime " + quote(ref.Name) + " in namespace " + quoteNS(isvc.Namespace) + " and no ClusterServingRuntime " + quote(ref.Name)
+	default:
+		return nil, &Error{Reason: svc + ": spec.runtime.kind " + quote(kind) + " is not ServingRuntime or ClusterServingRuntime"}
+	}
+	if e == nil {
+		return nil, &Error{Reason: svc + ": spec.runtime.name: " + where + "; create it or fix the name"}
+	}
+	return e, nil
+}
