@@ -1,0 +1,67 @@
+// Package merge composes the final pod of an engine, decoder or router from
+// a placement decision: the runtime, the AcceleratorClass, the
+// InferenceService, engine runtime profiles and the pod's group identity.
+// It is pure: no client-go, no network, no clock. The pod webhook patches
+// pods with ComposePod's output, stamps Revision, and the reconciler compares
+// revisions to roll groups; the CLI prints the same output offline.
+//
+// # Layers, lowest first
+//
+//  1. The incoming pod (the reconciler's skeleton, or a user's pod).
+//  2. Engine and decoder only: the AcceleratorClass's discovery.nodeSelector
+//     and spec.nodeSelector, and its discovery.nodeSelectorTerms as required
+//     node affinity.
+//  3. Engine and decoder only: the runtime's top-level pod settings
+//     (nodeSelector, affinity, tolerations, volumes, imagePullSecrets,
+//     labels, annotations); for the engine also the KServe-shaped
+//     containers (the one named kserve-container, else the first, is the
+//     runner; the others are sidecars).
+//  4. The runtime's engineConfig / decoderConfig / routerConfig, then its
+//     leader (leader pods) or worker (worker pods).
+//  5. Engine and decoder only, when a class was chosen: the
+//     acceleratorConfigurations selecting it, from the runtime's top level,
+//     the runtime's component, then the InferenceService's component.
+//  6. The InferenceService's component, then its leader or worker; then its
+//     acceleratorSelector.nodeSelector (engine and decoder only).
+//  7. Engine runtime profiles: containers, init containers and volumes not
+//     yet present by name.
+//  8. Group and prefill/decode env (below), on every container.
+//
+// # Rules
+//
+// nodeSelector keys: later layers win. Required node affinity terms are
+// ANDed (cross product; redundant terms dropped); other affinity terms and
+// tolerations are unioned. Containers are matched by name. A layer that sets
+// a command owns the command line: its command and args replace the ones
+// below, which is how "the user sets command, so accelerator args are not
+// applied" falls out. Otherwise args merge by flag (MergeArgs): runtime
+// flags, then new accelerator flags, then new user flags, each flag taking
+// the value of its highest layer. Env merges by name in the same order,
+// valueFrom included. The main container's resources: runtime values fill
+// gaps, then per resource the max of the accelerator's and the user's
+// (MergeResources); GPU resource names are translated to the chosen class's
+// first resource (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915); requests
+// never exceed limits and equal them for extended resources. Templates
+// ({{.Name}}, {{.Labels.k}}, {{index .Annotations "k"}} ...) are rendered per
+// string in command, args and env values of every layer except the
+// incoming pod (RenderTemplate); other brace text stays literal.
+//
+// # Groups and prefill/decode
+//
+// Every container of a multi-pod group (Role set, or GroupSize > 1) gets
+// BERTH_LEADER_ADDRESS, BERTH_GROUP_SIZE, BERTH_WORKER_INDEX,
+// BERTH_GROUP_INDEX and the LeaderWorkerSet names LWS_LEADER_ADDRESS,
+// LWS_GROUP_SIZE, LWS_WORKER_INDEX, placed before other variables so they
+// can be referenced as $(VAR). When the runtime or the service has a
+// decoder, the deployment is prefill/decode disaggregated: engine pods get
+// BERTH_PD_ROLE=prefill and decoder pods BERTH_PD_ROLE=decode (engines map
+// it to e.g. SGLang's --disaggregation-mode in their args:
+// --disaggregation-mode=$(BERTH_PD_ROLE)). The router gets neither.
+//
+// # Idempotency
+//
+// ComposePod on its own output changes nothing: every layer is re-applied
+// by key, so values converge; positionals and profile containers are only
+// added when absent; templates are rendered on the layers, never on the
+// pod, so a label value containing braces is not rendered twice.
+package merge

@@ -1,0 +1,142 @@
+package merge
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/berthdev/berth/api/v1beta1"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected pods in testdata/")
+
+// goldenCase is testdata/<case>/case.yaml: which pod to compose. The
+// objects it is composed from are in objects.yaml; the expected pod (or
+// error) is in pod.yaml (or error.txt).
+type goldenCase struct {
+	Component string        `json:"component"`
+	Group     GroupIdentity `json:"group"`
+	// Pod is the incoming pod; a reconciler skeleton when empty.
+	Pod *corev1.Pod `json:"pod,omitempty"`
+}
+
+// loadCase reads a golden case directory into an Input and an incoming pod.
+func loadCase(t testing.TB, dir string) (Input, *corev1.Pod) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "case.yaml"))
+	require.NoError(t, err)
+	var c goldenCase
+	require.NoError(t, yaml.UnmarshalStrict(raw, &c))
+
+	objs, err := os.ReadFile(filepath.Join(dir, "objects.yaml"))
+	require.NoError(t, err)
+	in := Input{Component: c.Component, Group: c.Group, Profiles: map[string]*v1beta1.ClusterEngineRuntimeProfile{}}
+	for i, doc := range splitYAML(objs) {
+		var tm metav1.TypeMeta
+		require.NoError(t, yaml.Unmarshal(doc, &tm), "document %d", i)
+		switch tm.Kind {
+		case "InferenceService":
+			in.Service = &v1beta1.InferenceService{}
+			require.NoError(t, yaml.UnmarshalStrict(doc, in.Service), "document %d", i)
+		case "ServingRuntime", "ClusterServingRuntime":
+			var rt v1beta1.ServingRuntime
+			require.NoError(t, yaml.UnmarshalStrict(doc, &rt), "document %d", i)
+			in.RuntimeKind, in.RuntimeName, in.Runtime = tm.Kind, rt.Name, &rt.Spec
+		case "AcceleratorClass":
+			in.AcceleratorClass = &v1beta1.AcceleratorClass{}
+			require.NoError(t, yaml.UnmarshalStrict(doc, in.AcceleratorClass), "document %d", i)
+		case "ClusterEngineRuntimeProfile":
+			var p v1beta1.ClusterEngineRuntimeProfile
+			require.NoError(t, yaml.UnmarshalStrict(doc, &p), "document %d", i)
+			in.Profiles[p.Name] = &p
+		default:
+			t.Fatalf("%s document %d: unknown kind %q", dir, i, tm.Kind)
+		}
+	}
+	pod := c.Pod
+	if pod == nil {
+		pod = skeletonPod(in)
+	}
+	return in, pod
+}
+
+// skeletonPod is what the reconciler creates: identity labels and one
+// placeholder container.
+func skeletonPod(in Input) *corev1.Pod {
+	name := "pod"
+	ns := ""
+	if in.Service != nil {
+		name, ns = in.Service.Name, in.Service.Namespace
+	}
+	labels := map[string]string{
+		v1beta1.LabelInferenceService: name,
+		v1beta1.LabelComponent:        in.Component,
+		v1beta1.LabelGroupIndex:       fmt.Sprint(in.Group.GroupIndex),
+	}
+	if in.Group.Role != "" {
+		labels[v1beta1.LabelRole] = in.Group.Role
+		labels[v1beta1.LabelWorkerIndex] = fmt.Sprint(in.Group.WorkerIndex)
+	}
+	return &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s-%d", name, in.Component, in.Group.GroupIndex), Namespace: ns, Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: DefaultRunnerName}}},
+	}
+}
+
+func splitYAML(b []byte) [][]byte {
+	var docs [][]byte
+	for _, d := range bytes.Split(b, []byte("\n---")) {
+		if len(bytes.TrimSpace(d)) > 0 {
+			docs = append(docs, d)
+		}
+	}
+	return docs
+}
+
+func caseDirs(t testing.TB) []string {
+	dirs, err := filepath.Glob("testdata/*")
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	return dirs
+}
+
+// TestGolden composes every case in testdata/ and compares with pod.yaml,
+// or with error.txt for cases that must fail.
+func TestGolden(t *testing.T) {
+	for _, dir := range caseDirs(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			in, pod := loadCase(t, dir)
+			err := ComposePod(in, pod)
+			podPath, errPath := filepath.Join(dir, "pod.yaml"), filepath.Join(dir, "error.txt")
+			if _, statErr := os.Stat(errPath); statErr == nil || (err != nil && *update) {
+				require.Error(t, err)
+				if *update {
+					require.NoError(t, os.WriteFile(errPath, []byte(err.Error()+"\n"), 0o644))
+				}
+				want, readErr := os.ReadFile(errPath)
+				require.NoError(t, readErr)
+				require.Equal(t, strings.TrimSpace(string(want)), err.Error())
+				return
+			}
+			require.NoError(t, err)
+			got, err := yaml.Marshal(pod)
+			require.NoError(t, err)
+			if *update {
+				require.NoError(t, os.WriteFile(podPath, got, 0o644))
+			}
+			want, err := os.ReadFile(podPath)
+			require.NoError(t, err, "run go test ./merge -update to create %s", podPath)
+			require.Equal(t, string(want), string(got))
+		})
+	}
+}

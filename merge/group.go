@@ -1,0 +1,142 @@
+package merge
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthdev/berth/api/v1beta1"
+)
+
+// GroupIdentity places a pod in its serving group. The reconciler writes
+// GroupIndex, Role and WorkerIndex into labels (ome.io/group-index,
+// ome.io/role, ome.io/worker-index) and GroupSize and LeaderAddress into the
+// group env of the skeleton pod; GroupIdentityFromPod reads them back.
+type GroupIdentity struct {
+	GroupIndex    int
+	Role          string // "" for single-pod groups, "leader" or "worker"
+	WorkerIndex   int    // 0 for the leader
+	GroupSize     int    // pods in the group = 1 + worker.size
+	LeaderAddress string // DNS name or address of the leader pod
+}
+
+// Group env names. berth's own, and the LeaderWorkerSet ones that engines
+// such as SGLang and vLLM launch scripts already read.
+const (
+	EnvLeaderAddress    = "BERTH_LEADER_ADDRESS"
+	EnvGroupSize        = "BERTH_GROUP_SIZE"
+	EnvWorkerIndex      = "BERTH_WORKER_INDEX"
+	EnvGroupIndex       = "BERTH_GROUP_INDEX"
+	EnvLWSLeaderAddress = "LWS_LEADER_ADDRESS"
+	EnvLWSGroupSize     = "LWS_GROUP_SIZE"
+	EnvLWSWorkerIndex   = "LWS_WORKER_INDEX"
+	// EnvPDRole is prefill on engine pods and decode on decoder pods of a
+	// prefill/decode runtime.
+	EnvPDRole = "BERTH_PD_ROLE"
+)
+
+// PD roles.
+const (
+	PDRolePrefill = "prefill"
+	PDRoleDecode  = "decode"
+)
+
+// multiPod reports whether the identity is part of a group of several pods.
+func (g GroupIdentity) multiPod() bool { return g.Role != "" || g.GroupSize > 1 }
+
+// env is the group env of g, berth's names first.
+func (g GroupIdentity) env() []corev1.EnvVar {
+	size, worker := strconv.Itoa(g.GroupSize), strconv.Itoa(g.WorkerIndex)
+	return []corev1.EnvVar{
+		{Name: EnvLeaderAddress, Value: g.LeaderAddress},
+		{Name: EnvGroupSize, Value: size},
+		{Name: EnvWorkerIndex, Value: worker},
+		{Name: EnvGroupIndex, Value: strconv.Itoa(g.GroupIndex)},
+		{Name: EnvLWSLeaderAddress, Value: g.LeaderAddress},
+		{Name: EnvLWSGroupSize, Value: size},
+		{Name: EnvLWSWorkerIndex, Value: worker},
+	}
+}
+
+// GroupIdentityFromPod reads a pod's group identity: index, role and worker
+// index from its labels, size and leader address from the group env of its
+// containers (BERTH_* first, LWS_* as a fallback). Missing values are
+// zero; malformed ones are errors naming the label or variable.
+func GroupIdentityFromPod(pod *corev1.Pod) (GroupIdentity, error) {
+	var g GroupIdentity
+	if pod == nil {
+		return g, fmt.Errorf("merge: no pod given")
+	}
+	name := pod.Namespace + "/" + pod.Name
+	if pod.GenerateName != "" && pod.Name == "" {
+		name = pod.Namespace + "/" + pod.GenerateName + "*"
+	}
+	readInt := func(label string) (int, error) {
+		v, ok := pod.Labels[label]
+		if !ok || v == "" {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("pod %s: label %s=%q is not a non-negative integer; the reconciler sets it, remove or fix it", name, label, v)
+		}
+		return n, nil
+	}
+	var err error
+	if g.GroupIndex, err = readInt(v1beta1.LabelGroupIndex); err != nil {
+		return g, err
+	}
+	if g.WorkerIndex, err = readInt(v1beta1.LabelWorkerIndex); err != nil {
+		return g, err
+	}
+	g.Role = pod.Labels[v1beta1.LabelRole]
+	if g.Role != "" && g.Role != RoleLeader && g.Role != RoleWorker {
+		return g, fmt.Errorf("pod %s: label %s=%q must be %s or %s", name, v1beta1.LabelRole, g.Role, RoleLeader, RoleWorker)
+	}
+	env := func(names ...string) (string, string, bool) {
+		for _, n := range names {
+			for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+				for _, c := range cs {
+					for _, e := range c.Env {
+						if e.Name == n && e.ValueFrom == nil {
+							return e.Value, n, true
+						}
+					}
+				}
+			}
+		}
+		return "", "", false
+	}
+	if v, n, ok := env(EnvGroupSize, EnvLWSGroupSize); ok && v != "" {
+		size, err := strconv.Atoi(v)
+		if err != nil || size < 1 {
+			return g, fmt.Errorf("pod %s: env %s=%q is not a positive integer; the reconciler sets it, remove or fix it", name, n, v)
+		}
+		g.GroupSize = size
+	}
+	if v, _, ok := env(EnvLeaderAddress, EnvLWSLeaderAddress); ok {
+		g.LeaderAddress = v
+	}
+	return g, nil
+}
+
+// applyGroupEnv sets the group and PD env on every container of a pod.
+func applyGroupEnv(spec *corev1.PodSpec, g GroupIdentity, pdRole string) {
+	var vars []corev1.EnvVar
+	if g.multiPod() {
+		vars = g.env()
+	}
+	if pdRole != "" {
+		vars = append(vars, corev1.EnvVar{Name: EnvPDRole, Value: pdRole})
+	}
+	if len(vars) == 0 {
+		return
+	}
+	for i := range spec.InitContainers {
+		setEnvFirst(&spec.InitContainers[i], vars)
+	}
+	for i := range spec.Containers {
+		setEnvFirst(&spec.Containers[i], vars)
+	}
+}

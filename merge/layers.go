@@ -1,0 +1,385 @@
+package merge
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/berthdev/berth/api/v1beta1"
+)
+
+// layerKind says who set a layer, which decides how the main container's
+// resources combine (runtime fills gaps; max of accelerator and user).
+type layerKind string
+
+const (
+	kindClass       layerKind = "class"
+	kindRuntime     layerKind = "runtime"
+	kindAccelerator layerKind = "accelerator"
+	kindUser        layerKind = "user"
+)
+
+// layer is one source of pod content, already rendered and deep-copied so
+// applying it never aliases the inputs.
+type layer struct {
+	Kind        layerKind           `json:"kind"`
+	Where       string              `json:"where"` // for error messages: "runtime ClusterServingRuntime/x engineConfig"
+	Pod         *v1beta1.PodSpec    `json:"pod,omitempty"`
+	Runner      *v1beta1.RunnerSpec `json:"runner,omitempty"`
+	Labels      map[string]string   `json:"labels,omitempty"`
+	Annotations map[string]string   `json:"annotations,omitempty"`
+
+	// runnerPath and containerPaths override where error messages point
+	// to, for the KServe shape where the runner is one of spec.containers.
+	runnerPath     string
+	containerPaths []string
+}
+
+// plan is everything that determines the pods of one component and role.
+// Revision hashes it; ComposePod applies it.
+type plan struct {
+	Component string              `json:"component"`
+	Role      string              `json:"role"`
+	Layers    []layer             `json:"layers"`
+	GPU       corev1.ResourceName `json:"gpu,omitempty"`    // translate accelerator resources to this name
+	PDRole    string              `json:"pdRole,omitempty"` // prefill or decode
+	Profiles  []profileUse        `json:"profiles,omitempty"`
+}
+
+// componentView is the shape engine, decoder and router have in common.
+type componentView struct {
+	pod        *v1beta1.PodSpec
+	ext        *v1beta1.ComponentExtensionSpec
+	runner     *v1beta1.RunnerSpec
+	leader     *v1beta1.LeaderSpec
+	worker     *v1beta1.WorkerSpec
+	accConfigs []v1beta1.AcceleratorConfiguration
+	runtimes   []v1beta1.EngineRuntimeRef
+}
+
+func viewEngine(s *v1beta1.EngineSpec) *componentView {
+	if s == nil {
+		return nil
+	}
+	return &componentView{&s.PodSpec, &s.ComponentExtensionSpec, s.Runner, s.Leader, s.Worker, s.AcceleratorConfigurations, s.EngineRuntimes}
+}
+
+func viewDecoder(s *v1beta1.DecoderSpec) *componentView {
+	if s == nil {
+		return nil
+	}
+	return &componentView{&s.PodSpec, &s.ComponentExtensionSpec, s.Runner, s.Leader, s.Worker, s.AcceleratorConfigurations, s.EngineRuntimes}
+}
+
+func viewRouter(s *v1beta1.RouterSpec) *componentView {
+	if s == nil {
+		return nil
+	}
+	return &componentView{pod: &s.PodSpec, ext: &s.ComponentExtensionSpec, runner: s.Runner, runtimes: s.EngineRuntimes}
+}
+
+// kserveMainContainer is the name KServe gives the predictor's container.
+const kserveMainContainer = "kserve-container"
+
+// DefaultRunnerName names the main container when no layer names it.
+const DefaultRunnerName = "ome-container"
+
+// Role values of GroupIdentity.
+const (
+	RoleLeader = "leader"
+	RoleWorker = "worker"
+)
+
+// buildPlan gathers the layers of in.Component for role, lowest first.
+func buildPlan(in Input, role string) (*plan, error) {
+	if in.Service == nil {
+		return nil, fmt.Errorf("merge: no InferenceService given; pass the service the pod belongs to")
+	}
+	if in.Runtime == nil {
+		return nil, fmt.Errorf("InferenceService %s: no runtime spec given for %s; resolve the runtime first",
+			objectName(in.Service), runtimeName(in))
+	}
+	if role != "" && role != RoleLeader && role != RoleWorker {
+		return nil, fmt.Errorf("InferenceService %s: group role %q is not leader, worker or empty; fix label %s",
+			objectName(in.Service), role, v1beta1.LabelRole)
+	}
+	data := TemplateData{
+		Name: in.Service.Name, Namespace: in.Service.Namespace,
+		Labels: in.Service.Labels, Annotations: in.Service.Annotations,
+	}
+	rtWhere := "runtime " + runtimeName(in)
+	svcWhere := "InferenceService " + objectName(in.Service)
+
+	var rtComp, svcComp *componentView
+	var rtPath, svcPath string
+	switch in.Component {
+	case v1beta1.ComponentEngine:
+		rtComp, svcComp = viewEngine(in.Runtime.EngineConfig), viewEngine(in.Service.Spec.Engine)
+		rtPath, svcPath = "engineConfig", "spec.engine"
+	case v1beta1.ComponentDecoder:
+		rtComp, svcComp = viewDecoder(in.Runtime.DecoderConfig), viewDecoder(in.Service.Spec.Decoder)
+		rtPath, svcPath = "decoderConfig", "spec.decoder"
+	case v1beta1.ComponentRouter:
+		rtComp, svcComp = viewRouter(in.Runtime.RouterConfig), viewRouter(in.Service.Spec.Router)
+		rtPath, svcPath = "routerConfig", "spec.router"
+	default:
+		return nil, fmt.Errorf("%s: component %q is not %s, %s or %s", svcWhere, in.Component,
+			v1beta1.ComponentEngine, v1beta1.ComponentDecoder, v1beta1.ComponentRouter)
+	}
+	// A component with no configuration anywhere still gets a pod (the
+	// skeleton plus class and group settings): which components exist is
+	// the reconciler's and the validating webhook's decision, not ours.
+	kserveEngine := in.Component == v1beta1.ComponentEngine && len(in.Runtime.Containers) > 0
+
+	p := &plan{Component: in.Component, Role: role}
+	accelerated := in.Component != v1beta1.ComponentRouter
+	class := in.AcceleratorClass
+	if !accelerated {
+		class = nil // the router never gets accelerator constraints
+	}
+
+	// 1. The AcceleratorClass: where its nodes are.
+	if class != nil {
+		ps := &v1beta1.PodSpec{}
+		ps.NodeSelector = MergeNodeSelector(MergeNodeSelector(nil, class.Spec.Discovery.NodeSelector), class.Spec.NodeSelector)
+		if terms := class.Spec.Discovery.NodeSelectorTerms; len(terms) > 0 {
+			ps.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: cloneTerms(terms)},
+			}}
+		}
+		if len(ps.NodeSelector) > 0 || ps.Affinity != nil {
+			p.Layers = append(p.Layers, layer{Kind: kindClass, Where: "AcceleratorClass " + class.Name + " discovery", Pod: ps})
+		}
+		if len(class.Spec.Resources) > 0 {
+			p.GPU = corev1.ResourceName(class.Spec.Resources[0].Name)
+		}
+	}
+
+	// 2. The runtime's top-level (KServe-shaped) pod settings: engine and
+	// decoder only; the router is configured by routerConfig alone.
+	if accelerated {
+		top := in.Runtime.ServingRuntimePodSpec
+		ps := &v1beta1.PodSpec{
+			Volumes: top.Volumes, NodeSelector: top.NodeSelector, Affinity: top.Affinity,
+			Tolerations: top.Tolerations, ImagePullSecrets: top.ImagePullSecrets,
+		}
+		l := layer{Kind: kindRuntime, Where: rtWhere + " spec", Pod: ps, Labels: top.Labels, Annotations: top.Annotations}
+		if kserveEngine {
+			main := slices.IndexFunc(top.Containers, func(c corev1.Container) bool { return c.Name == kserveMainContainer })
+			if main < 0 {
+				main = 0
+			}
+			for i, c := range top.Containers {
+				path := fmt.Sprintf("%s spec.containers[%d]", rtWhere, i)
+				if i == main {
+					r := v1beta1.RunnerSpec(c)
+					l.Runner, l.runnerPath = &r, path
+					continue
+				}
+				ps.Containers = append(ps.Containers, c)
+				l.containerPaths = append(l.containerPaths, path)
+			}
+		}
+		if err := p.add(l, data); err != nil {
+			return nil, err
+		}
+	}
+
+	// 3. The runtime's component config, then its leader or worker.
+	if err := p.addComponent(rtComp, role, kindRuntime, rtWhere, rtPath, data); err != nil {
+		return nil, err
+	}
+
+	// 4. Accelerator configurations selecting the chosen class: the
+	// runtime's, its component's, then the service component's.
+	if class != nil {
+		type src struct {
+			where, path string
+			configs     []v1beta1.AcceleratorConfiguration
+		}
+		srcs := []src{{rtWhere, "acceleratorConfigurations", in.Runtime.AcceleratorConfigurations}}
+		if rtComp != nil {
+			srcs = append(srcs, src{rtWhere, rtPath + ".acceleratorConfigurations", rtComp.accConfigs})
+		}
+		if svcComp != nil {
+			srcs = append(srcs, src{svcWhere, svcPath + ".acceleratorConfigurations", svcComp.accConfigs})
+		}
+		for _, s := range srcs {
+			for i, ac := range s.configs {
+				if ac.Selector.AcceleratorClass != class.Name {
+					continue
+				}
+				r := v1beta1.RunnerSpec{}
+				if ac.Runner != nil {
+					r = *ac.Runner.DeepCopy()
+				}
+				r.Env = MergeEnv(slices.Clone(ac.Env), r.Env)
+				r.Resources.Requests = maxResources(maxResources(nil, ac.Resources.Requests), r.Resources.Requests)
+				r.Resources.Limits = maxResources(maxResources(nil, ac.Resources.Limits), r.Resources.Limits)
+				where := fmt.Sprintf("%s %s[%d]", s.where, s.path, i)
+				if err := p.add(layer{Kind: kindAccelerator, Where: where, Runner: &r}, data); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+
+	// 5. The InferenceService's component, then its leader or worker.
+	if err := p.addComponent(svcComp, role, kindUser, svcWhere, svcPath, data); err != nil {
+		return nil, err
+	}
+
+	// 6. The service's acceleratorSelector.nodeSelector narrows engine and
+	// decoder nodes further.
+	if accelerated && in.Service.Spec.AcceleratorSelector != nil && len(in.Service.Spec.AcceleratorSelector.NodeSelector) > 0 {
+		p.Layers = append(p.Layers, layer{Kind: kindUser, Where: svcWhere + " spec.acceleratorSelector",
+			Pod: &v1beta1.PodSpec{NodeSelector: cloneMap(in.Service.Spec.AcceleratorSelector.NodeSelector)}})
+	}
+
+	// 7. Prefill/decode wiring.
+	if in.Runtime.DecoderConfig != nil || in.Service.Spec.Decoder != nil {
+		switch in.Component {
+		case v1beta1.ComponentEngine:
+			p.PDRole = PDRolePrefill
+		case v1beta1.ComponentDecoder:
+			p.PDRole = PDRoleDecode
+		}
+	}
+
+	// 8. Engine runtime profiles.
+	if err := p.addProfiles(in, rtComp, svcComp, rtWhere+" "+rtPath, svcWhere+" "+svcPath); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// addComponent adds a component's own layer and, for multi-node roles, the
+// leader's or worker's on top.
+func (p *plan) addComponent(c *componentView, role string, kind layerKind, where, path string, data TemplateData) error {
+	if c == nil {
+		return nil
+	}
+	l := layer{Kind: kind, Where: where + " " + path, Pod: c.pod, Runner: c.runner}
+	if c.ext != nil {
+		l.Labels, l.Annotations = c.ext.Labels, c.ext.Annotations
+	}
+	if err := p.add(l, data); err != nil {
+		return err
+	}
+	switch {
+	case role == RoleLeader && c.leader != nil:
+		return p.add(layer{Kind: kind, Where: where + " " + path + ".leader", Pod: &c.leader.PodSpec, Runner: c.leader.Runner}, data)
+	case role == RoleWorker && c.worker != nil:
+		return p.add(layer{Kind: kind, Where: where + " " + path + ".worker", Pod: &c.worker.PodSpec, Runner: c.worker.Runner}, data)
+	}
+	return nil
+}
+
+// add deep-copies l, renders its templates and appends it.
+func (p *plan) add(l layer, data TemplateData) error {
+	if l.Pod != nil {
+		l.Pod = l.Pod.DeepCopy()
+		for i := range l.Pod.InitContainers {
+			if err := renderContainer(&l.Pod.InitContainers[i], data, fmt.Sprintf("%s.initContainers[%d]", l.Where, i)); err != nil {
+				return err
+			}
+		}
+		for i := range l.Pod.Containers {
+			path := fmt.Sprintf("%s.containers[%d]", l.Where, i)
+			if i < len(l.containerPaths) {
+				path = l.containerPaths[i]
+			}
+			if err := renderContainer(&l.Pod.Containers[i], data, path); err != nil {
+				return err
+			}
+		}
+		if isEmptyPodSpec(l.Pod) {
+			l.Pod = nil
+		}
+	}
+	if l.Runner != nil {
+		l.Runner = l.Runner.DeepCopy()
+		c := corev1.Container(*l.Runner)
+		path := l.Where + ".runner"
+		if l.runnerPath != "" {
+			path = l.runnerPath
+		}
+		if err := renderContainer(&c, data, path); err != nil {
+			return err
+		}
+		r := v1beta1.RunnerSpec(c)
+		l.Runner = &r
+	}
+	l.Labels, l.Annotations = cloneMap(l.Labels), cloneMap(l.Annotations)
+	if l.Pod == nil && l.Runner == nil && len(l.Labels) == 0 && len(l.Annotations) == 0 {
+		return nil
+	}
+	p.Layers = append(p.Layers, l)
+	return nil
+}
+
+// renderContainer renders templates in command, args and env values.
+func renderContainer(c *corev1.Container, data TemplateData, where string) error {
+	for i, s := range c.Command {
+		v, err := RenderTemplate(s, data)
+		if err != nil {
+			return fmt.Errorf("%s.command[%d]: %w", where, i, err)
+		}
+		c.Command[i] = v
+	}
+	for i, s := range c.Args {
+		v, err := RenderTemplate(s, data)
+		if err != nil {
+			return fmt.Errorf("%s.args[%d]: %w", where, i, err)
+		}
+		c.Args[i] = v
+	}
+	for i := range c.Env {
+		v, err := RenderTemplate(c.Env[i].Value, data)
+		if err != nil {
+			return fmt.Errorf("%s.env[%d].value (%s): %w", where, i, c.Env[i].Name, err)
+		}
+		c.Env[i].Value = v
+	}
+	return nil
+}
+
+func isEmptyPodSpec(ps *v1beta1.PodSpec) bool {
+	var zero v1beta1.PodSpec
+	return equalJSON(ps, &zero)
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func cloneTerms(terms []corev1.NodeSelectorTerm) []corev1.NodeSelectorTerm {
+	out := make([]corev1.NodeSelectorTerm, len(terms))
+	for i := range terms {
+		terms[i].DeepCopyInto(&out[i])
+	}
+	return out
+}
+
+func objectName(s *v1beta1.InferenceService) string {
+	if s.Namespace == "" {
+		return s.Name
+	}
+	return s.Namespace + "/" + s.Name
+}
+
+func runtimeName(in Input) string {
+	kind := in.RuntimeKind
+	if kind == "" {
+		kind = "ServingRuntime"
+	}
+	return kind + "/" + in.RuntimeName
+}

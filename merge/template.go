@@ -1,0 +1,176 @@
+package merge
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// TemplateData is what runtime strings may refer to: the InferenceService's
+// name, namespace, labels and annotations. Nothing else is exposed, so a
+// template can never read a spec field that is not part of the revision.
+type TemplateData struct {
+	Name        string
+	Namespace   string
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// object names the InferenceService in error messages.
+func (d TemplateData) object() string {
+	if d.Namespace == "" {
+		return "InferenceService " + d.Name
+	}
+	return "InferenceService " + d.Namespace + "/" + d.Name
+}
+
+// RenderTemplate replaces the supported template actions in s and leaves
+// every other brace text literal. It works on one string at a time and never
+// escapes anything: KServe and OME run text/template (or html/template) over
+// the JSON of a whole container, which breaks quoted operands (KServe #3851),
+// HTML-escapes values and chokes on Jinja chat templates. Supported actions,
+// with optional spaces inside the braces:
+//
+//	{{.Name}} {{.Namespace}} {{.Labels.k}} {{.Annotations.k}}
+//	{{index .Labels "k"}} {{index .Annotations "k"}}
+//
+// A supported action whose key is missing is an error (never "<no value>").
+func RenderTemplate(s string, data TemplateData) (string, error) {
+	if !strings.Contains(s, "{{") {
+		return s, nil
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	rest := s
+	for {
+		open := strings.Index(rest, "{{")
+		if open < 0 {
+			b.WriteString(rest)
+			return b.String(), nil
+		}
+		end := strings.Index(rest[open+2:], "}}")
+		if end < 0 {
+			b.WriteString(rest)
+			return b.String(), nil
+		}
+		action := rest[open+2 : open+2+end]
+		value, ok, err := evalAction(action, data)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			// Not ours (Jinja, shell, Go templates we do not support): keep
+			// the opening braces literally and scan on after them, so that a
+			// supported action nested in literal text is still found.
+			b.WriteString(rest[:open+2])
+			rest = rest[open+2:]
+			continue
+		}
+		b.WriteString(rest[:open])
+		b.WriteString(value)
+		rest = rest[open+2+end+2:]
+	}
+}
+
+// TemplateKeys lists the label and annotation keys s refers to, as
+// "Labels.k" / "Annotations.k", in order of appearance.
+func TemplateKeys(s string) []string {
+	var keys []string
+	rest := s
+	for {
+		open := strings.Index(rest, "{{")
+		if open < 0 {
+			return keys
+		}
+		end := strings.Index(rest[open+2:], "}}")
+		if end < 0 {
+			return keys
+		}
+		if ref, ok := parseAction(rest[open+2 : open+2+end]); ok && ref.field != "" && ref.field != "Name" && ref.field != "Namespace" {
+			keys = append(keys, ref.field+"."+ref.key)
+			rest = rest[open+2+end+2:]
+			continue
+		}
+		rest = rest[open+2:]
+	}
+}
+
+type actionRef struct {
+	field string // Name, Namespace, Labels, Annotations
+	key   string // for Labels and Annotations
+}
+
+// String prints the reference the way a user would write it.
+func (r actionRef) String() string {
+	switch {
+	case r.key == "" && (r.field == "Name" || r.field == "Namespace"):
+		return "." + r.field
+	case isIdentifier(r.key):
+		return "." + r.field + "." + r.key
+	default:
+		return "index ." + r.field + " " + strconv.Quote(r.key)
+	}
+}
+
+// parseAction recognises the supported actions; ok is false for any other text.
+func parseAction(action string) (actionRef, bool) {
+	a := strings.TrimSpace(action)
+	switch a {
+	case ".Name":
+		return actionRef{field: "Name"}, true
+	case ".Namespace":
+		return actionRef{field: "Namespace"}, true
+	}
+	for _, field := range []string{"Labels", "Annotations"} {
+		if key, found := strings.CutPrefix(a, "."+field+"."); found && isIdentifier(key) {
+			return actionRef{field: field, key: key}, true
+		}
+		if rest, found := strings.CutPrefix(a, "index ."+field+" "); found {
+			key, err := strconv.Unquote(strings.TrimSpace(rest))
+			if err == nil {
+				return actionRef{field: field, key: key}, true
+			}
+		}
+	}
+	return actionRef{}, false
+}
+
+// evalAction renders a supported action; ok is false when action is not one.
+func evalAction(action string, data TemplateData) (string, bool, error) {
+	ref, ok := parseAction(action)
+	if !ok {
+		return "", false, nil
+	}
+	var m map[string]string
+	switch ref.field {
+	case "Name":
+		return data.Name, true, nil
+	case "Namespace":
+		return data.Namespace, true, nil
+	case "Labels":
+		m = data.Labels
+	default:
+		m = data.Annotations
+	}
+	v, found := m[ref.key]
+	if !found {
+		return "", true, fmt.Errorf("template key %s not found on %s; add the %s or remove the reference",
+			ref.String(), data.object(), strings.ToLower(strings.TrimSuffix(ref.field, "s")))
+	}
+	return v, true, nil
+}
+
+// isIdentifier reports whether k can follow a dot in a Go template field
+// chain: letters, digits and underscores only. Keys with '-', '.' or '/'
+// need the index form.
+func isIdentifier(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
