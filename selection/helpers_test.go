@@ -114,9 +114,13 @@ func sr(ns, name string, opts ...rtOpt) *v1beta1.ServingRuntime {
 
 type modelOpt func(*v1beta1.BaseModelSpec)
 
-func mSize(s string) modelOpt   { return func(m *v1beta1.BaseModelSpec) { m.ModelParameterSize = ptr(s) } }
-func mArch(a string) modelOpt   { return func(m *v1beta1.BaseModelSpec) { m.ModelArchitecture = ptr(a) } }
-func mQuant(q string) modelOpt  { return func(m *v1beta1.BaseModelSpec) { m.Quantization = ptr(v1beta1.ModelQuantization(q)) } }
+func mSize(s string) modelOpt {
+	return func(m *v1beta1.BaseModelSpec) { m.ModelParameterSize = ptr(s) }
+}
+func mArch(a string) modelOpt { return func(m *v1beta1.BaseModelSpec) { m.ModelArchitecture = ptr(a) } }
+func mQuant(q string) modelOpt {
+	return func(m *v1beta1.BaseModelSpec) { m.Quantization = ptr(v1beta1.ModelQuantization(q)) }
+}
 func mFormat(n, v string) modelOpt {
 	return func(m *v1beta1.BaseModelSpec) {
 		m.ModelFormat = v1beta1.ModelFormat{Name: n}
@@ -214,7 +218,9 @@ func cPerf(fp16 string) classOpt {
 	}
 }
 func cCost(perHour string) classOpt {
-	return func(c *v1beta1.AcceleratorClass) { c.Spec.Cost = &v1beta1.AcceleratorCost{PerHour: ptr(resource.MustParse(perHour))} }
+	return func(c *v1beta1.AcceleratorClass) {
+		c.Spec.Cost = &v1beta1.AcceleratorCost{PerHour: ptr(resource.MustParse(perHour))}
+	}
 }
 func cTerms(terms ...corev1.NodeSelectorTerm) classOpt {
 	return func(c *v1beta1.AcceleratorClass) {

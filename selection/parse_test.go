@@ -19,7 +19,7 @@ func TestParseSize(t *testing.T) {
 		{in: "7B", want: 7_000_000_000},
 		{in: "7.6B", want: 7_600_000_000},
 		{in: "1.5T", want: 1_500_000_000_000},
-		{in: "500K", want: 500_000},   // a peer read K as 0
+		{in: "500K", want: 500_000},     // a peer read K as 0
 		{in: "9b", want: 9_000_000_000}, // a peer read lower case as 0
 		{in: "500m", want: 500_000_000},
 		{in: "1.5t", want: 1_500_000_000_000},
@@ -37,9 +37,9 @@ func TestParseSize(t *testing.T) {
 		{in: "1e9", wantErr: true},
 		{in: "7GB", wantErr: true},
 		{in: "7X", wantErr: true},
-		{in: "1.5", wantErr: true},            // a fraction of one parameter
-		{in: "7.0000000001B", wantErr: true},  // below one parameter
-		{in: "9999999999T", wantErr: true},    // overflows int64
+		{in: "1.5", wantErr: true},           // a fraction of one parameter
+		{in: "7.0000000001B", wantErr: true}, // below one parameter
+		{in: "9999999999T", wantErr: true},   // overflows int64
 		{in: "99999999999999999999", wantErr: true},
 	}
 	for _, tt := range tests {
@@ -172,10 +172,10 @@ func TestVersionRuleMatches(t *testing.T) {
 
 func TestVersionRuleCompatible(t *testing.T) {
 	tests := []struct {
-		name      string
-		a, b      string
-		aOp, bOp  v1beta1.RuleOperator
-		want      bool
+		name     string
+		a, b     string
+		aOp, bOp v1beta1.RuleOperator
+		want     bool
 	}{
 		{"same version", "1.0.0", "1.0.0", "", "", true},
 		{"different precision, same prefix", "1", "1.0.0", "", "", true},

@@ -39,8 +39,8 @@ func TestSelectRuntime(t *testing.T) {
 			name: "seed 000: srt-mistral-7b-instruct-2 (priority 2) beats priority 1",
 			objs: objects{cbms: []*v1beta1.ClusterBaseModel{mistral()}, csrs: []*v1beta1.ClusterServingRuntime{
 				seedRuntime("srt-mistral-7b-instruct", 1), seedRuntime("srt-mistral-7b-instruct-2", 2)}},
-			svc:  isvc("mistral-7b-instruct"),
-			want: "ClusterServingRuntime/srt-mistral-7b-instruct-2",
+			svc:     isvc("mistral-7b-instruct"),
+			want:    "ClusterServingRuntime/srt-mistral-7b-instruct-2",
 			explain: []string{"ClusterServingRuntime/srt-mistral-7b-instruct: matches, but priority 1 is below ClusterServingRuntime/srt-mistral-7b-instruct-2's 2"},
 		},
 		{
@@ -233,46 +233,46 @@ func TestSelectRuntime(t *testing.T) {
 			want: "ClusterServingRuntime/rt",
 		},
 		{
-			name: "an explicit runtime that does not exist",
-			objs: objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}},
-			svc:  isvc("m", withRuntime("nope", "")),
+			name:    "an explicit runtime that does not exist",
+			objs:    objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}},
+			svc:     isvc("m", withRuntime("nope", "")),
 			wantErr: []string{`spec.runtime.name: no ServingRuntime "nope" in namespace team and no ClusterServingRuntime "nope"`},
 		},
 		{
-			name: "an explicit runtime with the wrong protocol",
-			objs: objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", st("safetensors", ""))}},
-			svc:  isvc("m", withRuntime("rt", ""), withProtocol(v1beta1.ProtocolOpenInferenceV2)),
+			name:    "an explicit runtime with the wrong protocol",
+			objs:    objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", st("safetensors", ""))}},
+			svc:     isvc("m", withRuntime("rt", ""), withProtocol(v1beta1.ProtocolOpenInferenceV2)),
 			wantErr: []string{"does not serve protocol openInference-v2"},
 		},
 		{
-			name: "an explicit runtime with the wrong size",
-			objs: objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m", mSize("70B"))}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", st("safetensors", ""), sizes("", "9B"))}},
-			svc:  isvc("m", withRuntime("rt", "")),
+			name:    "an explicit runtime with the wrong size",
+			objs:    objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m", mSize("70B"))}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", st("safetensors", ""), sizes("", "9B"))}},
+			svc:     isvc("m", withRuntime("rt", "")),
 			wantErr: []string{"model size 70B is outside at most 9B"},
 		},
 		{
-			name: "a runtime with an unparseable size is reported, not silently skipped",
-			objs: objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m", mSize("7B"))}, csrs: []*v1beta1.ClusterServingRuntime{csr("bad", st("safetensors", ""), sizes("7GB", ""))}},
-			svc:  isvc("m"),
+			name:    "a runtime with an unparseable size is reported, not silently skipped",
+			objs:    objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m", mSize("7B"))}, csrs: []*v1beta1.ClusterServingRuntime{csr("bad", st("safetensors", ""), sizes("7GB", ""))}},
+			svc:     isvc("m"),
 			wantErr: []string{"ClusterServingRuntime/bad: spec.modelSizeRange.min: size \"7GB\" is not a number"},
 		},
 		{
-			name: "a runtime with an unparseable version is reported",
-			objs: objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("bad", st("safetensors", "1.0.0-rc1"))}},
-			svc:  isvc("m"),
+			name:    "a runtime with an unparseable version is reported",
+			objs:    objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("bad", st("safetensors", "1.0.0-rc1"))}},
+			svc:     isvc("m"),
 			wantErr: []string{"ClusterServingRuntime/bad: supportedModelFormats[0]: spec.supportedModelFormats[0].modelFormat.version: version \"1.0.0-rc1\""},
 		},
 		{
-			name: "a model without size does not fit a sized runtime",
-			objs: objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("sized", st("safetensors", ""), sizes("1B", "9B")), csr("any", st("safetensors", ""))}},
+			name:    "a model without size does not fit a sized runtime",
+			objs:    objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("sized", st("safetensors", ""), sizes("1B", "9B")), csr("any", st("safetensors", ""))}},
 			svc:     isvc("m"),
 			want:    "ClusterServingRuntime/any",
 			explain: []string{"ClusterServingRuntime/sized: model declares no modelParameterSize but the runtime serves [1B, 9B]"},
 		},
 		{
-			name: "no runtime lists the format",
-			objs: objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m", mFormat("gguf", ""))}, csrs: []*v1beta1.ClusterServingRuntime{csr("st", st("safetensors", ""))}},
-			svc:  isvc("m"),
+			name:    "no runtime lists the format",
+			objs:    objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m", mFormat("gguf", ""))}, csrs: []*v1beta1.ClusterServingRuntime{csr("st", st("safetensors", ""))}},
+			svc:     isvc("m"),
 			wantErr: []string{"no ServingRuntime in namespace team and no ClusterServingRuntime lists format gguf"},
 		},
 		{
@@ -406,8 +406,8 @@ func TestResolveErrors(t *testing.T) {
 
 func TestIndexDeletesAndStats(t *testing.T) {
 	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, bms: []*v1beta1.BaseModel{bm("team", "m2")},
-		csrs: []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")))},
-		srs:  []*v1beta1.ServingRuntime{sr("team", "local", formats(format("safetensors", "")))},
+		csrs:    []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")))},
+		srs:     []*v1beta1.ServingRuntime{sr("team", "local", formats(format("safetensors", "")))},
 		classes: []*v1beta1.AcceleratorClass{class("a100")}, nodes: []NodeInfo{gpuNode("n1", "a100", 8)}}.load()
 	assert.Equal(t, Stats{Runtimes: 2, Classes: 1, Nodes: 1, Models: 2}, x.Stats())
 
