@@ -60,10 +60,11 @@ func RenderTemplate(s string, data TemplateData) (string, error) {
 		}
 		if !ok {
 			// Not ours (Jinja, shell, Go templates we do not support): keep
-			// the opening braces literally and scan on after them, so that a
-			// supported action nested in literal text is still found.
-			b.WriteString(rest[:open+2])
-			rest = rest[open+2:]
+			// one brace literally and scan on from the next, so that a
+			// supported action inside literal text ("{{{.Name}}", "{{ {{.Name}} }}")
+			// is still found.
+			b.WriteString(rest[:open+1])
+			rest = rest[open+1:]
 			continue
 		}
 		b.WriteString(rest[:open])
@@ -91,7 +92,7 @@ func TemplateKeys(s string) []string {
 			rest = rest[open+2+end+2:]
 			continue
 		}
-		rest = rest[open+2:]
+		rest = rest[open+1:]
 	}
 }
 
