@@ -174,7 +174,9 @@ func TestRevision(t *testing.T) {
 			in.Service.ResourceVersion, in.Service.Generation = "42", 7
 			in.AcceleratorClass.ResourceVersion = "9"
 		}},
-		{name: "group identity", mutate: func(in *Input) { in.Group = GroupIdentity{GroupIndex: 3, Role: RoleWorker, WorkerIndex: 1, GroupSize: 2} }},
+		{name: "group identity", mutate: func(in *Input) {
+			in.Group = GroupIdentity{GroupIndex: 3, Role: RoleWorker, WorkerIndex: 1, GroupSize: 2}
+		}},
 		{name: "a label no template uses", mutate: func(in *Input) { in.Service.Labels["unused"] = "y" }},
 		{name: "class status", mutate: func(in *Input) { in.AcceleratorClass.Status.AvailableNodes = 12 }},
 		{name: "class cost", mutate: func(in *Input) { in.AcceleratorClass.Spec.Cost = &v1beta1.AcceleratorCost{Tier: "low"} }},
