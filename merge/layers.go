@@ -2,6 +2,7 @@ package merge
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -345,9 +346,11 @@ func renderContainer(c *corev1.Container, data TemplateData, where string) error
 	return nil
 }
 
+// isEmptyPodSpec reports whether a layer sets no pod-level field, so it
+// can be dropped (an empty but non-nil list counts as set; applying it is a
+// no-op either way).
 func isEmptyPodSpec(ps *v1beta1.PodSpec) bool {
-	var zero v1beta1.PodSpec
-	return equalJSON(ps, &zero)
+	return reflect.DeepEqual(ps, &v1beta1.PodSpec{})
 }
 
 func cloneMap(m map[string]string) map[string]string {

@@ -46,9 +46,3 @@ func Revision(in Input) string {
 
 // RevisionAnnotation is where the webhook stamps Revision on pods.
 const RevisionAnnotation = v1beta1.AnnotationRevision
-
-func equalJSON(a, b any) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(ja) == string(jb)
-}
