@@ -1,0 +1,126 @@
+package selection
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+func TestValidateRuntimeSpec(t *testing.T) {
+	spec := func(opts ...rtOpt) *v1beta1.ServingRuntimeSpec { return &csr("x", opts...).Spec }
+	tests := []struct {
+		name     string
+		spec     *v1beta1.ServingRuntimeSpec
+		errs     []string
+		warnings []string
+	}{
+		{name: "valid", spec: spec(formats(format("safetensors", "1.0.0", prio(1)), format("safetensors", "2", prio(1))), sizes("5B", "9B"))},
+		{name: "one-sided ranges are valid", spec: spec(formats(format("safetensors", "1")), sizes("", "9b"))},
+		{name: "priority below 1", spec: spec(formats(format("safetensors", "1", prio(0)))),
+			errs: []string{"spec.supportedModelFormats[0].priority: must be at least 1, got 0"}},
+		{name: "priority without autoSelect", spec: spec(formats(format("safetensors", "1", prio(2), manual()))),
+			warnings: []string{"spec.supportedModelFormats[0].priority: has no effect without autoSelect: true"}},
+		{name: "one format name, two priorities", spec: spec(formats(format("safetensors", "1", prio(1)), format("SafeTensors", "2", prio(2)))),
+			errs: []string{"spec.supportedModelFormats[1].priority: format SafeTensors has priority 2 here but 1 in spec.supportedModelFormats[0]; one format keeps one priority across versions"}},
+		{name: "one format name, priority set and unset", spec: spec(formats(format("safetensors", "1", prio(1)), format("safetensors", "2"))),
+			errs: []string{"spec.supportedModelFormats[1].priority: format safetensors has priority unset here but 1 in spec.supportedModelFormats[0]; one format keeps one priority across versions"}},
+		{name: "unparseable format version", spec: spec(formats(format("safetensors", "1.0.0-rc1"))),
+			errs: []string{`spec.supportedModelFormats[0].modelFormat.version: version "1.0.0-rc1" is not major, major.minor or major.minor.patch`}},
+		{name: "unparseable deprecated version", spec: spec(formats(v1beta1.SupportedModelFormat{Name: "sklearn", Version: ptr("one")})),
+			errs: []string{`spec.supportedModelFormats[0].version: version "one"`}},
+		{name: "unparseable framework version", spec: spec(formats(format("safetensors", "", framework("transformers", "latest", "")))),
+			errs: []string{`spec.supportedModelFormats[0].modelFramework.version: version "latest"`}},
+		{name: "unknown operator", spec: spec(formats(format("safetensors", "1", formatOp("Newer")))),
+			errs: []string{`operator "Newer" is not Equal, GreaterThan or GreaterThanOrEqual`}},
+		{name: "unparseable size", spec: spec(formats(format("safetensors", "")), sizes("5GB", "")),
+			errs: []string{`spec.modelSizeRange.min: size "5GB" is not a number`}},
+		{name: "min above max", spec: spec(formats(format("safetensors", "")), sizes("9B", "5B")),
+			errs: []string{"spec.modelSizeRange: min 9B is greater than max 5B"}},
+		{name: "no format name", spec: spec(formats(v1beta1.SupportedModelFormat{})),
+			errs: []string{"spec.supportedModelFormats[0]: no format name"}},
+		{name: "bad compute capability", spec: spec(formats(format("safetensors", "")), accel(&v1beta1.AcceleratorRequirements{RequiredCapabilities: &v1beta1.AcceleratorCapabilities{MinComputeCapability: "nine"}})),
+			errs: []string{`spec.acceleratorRequirements.requiredCapabilities.minComputeCapability: compute capability "nine" is not a decimal number`}},
+		{name: "bad preference condition", spec: spec(formats(format("safetensors", "")), accel(&v1beta1.AcceleratorRequirements{PreferenceOrder: []v1beta1.AcceleratorPreference{{Class: "a", Conditions: []v1beta1.PreferenceCondition{{ModelSize: "~30B"}}}}})),
+			errs: []string{"spec.acceleratorRequirements.preferenceOrder[0].conditions[0].modelSize"}},
+		{name: "nil spec", spec: nil, errs: []string{"spec: is empty"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs, warnings := ValidateRuntimeSpec("spec", tt.spec)
+			require.Len(t, errs, len(tt.errs), "errors: %q", errs)
+			for i, e := range tt.errs {
+				assert.Contains(t, errs[i], e)
+			}
+			assert.Len(t, warnings, len(tt.warnings))
+			for i, w := range tt.warnings {
+				assert.Contains(t, warnings[i], w)
+			}
+		})
+	}
+}
+
+func TestPriorityConflicts(t *testing.T) {
+	existing := objects{
+		csrs: []*v1beta1.ClusterServingRuntime{
+			csr("srt-mistral-7b-instruct", formats(format("safetensors", "1.0.0", prio(1), arch("MistralForCausalLM"))), sizes("5B", "9B")),
+			csr("off", formats(format("safetensors", "1.0.0", prio(3))), disabled()),
+		},
+		srs: []*v1beta1.ServingRuntime{sr("team", "local", formats(format("safetensors", "1.0.0", prio(2))))},
+	}
+	tests := []struct {
+		name      string
+		kind, ns  string
+		spec      *v1beta1.ServingRuntimeSpec
+		conflicts []string
+	}{
+		{name: "identical entry and priority", kind: KindClusterServingRuntime,
+			spec:      &csr("new", formats(format("safetensors", "1.0.0", prio(1), arch("MistralForCausalLM"))), sizes("5B", "9B")).Spec,
+			conflicts: []string{"spec.supportedModelFormats[0].priority: priority 1 for format safetensors is also used by ClusterServingRuntime/srt-mistral-7b-instruct (supportedModelFormats[0]), and both could serve the same model; give ClusterServingRuntime/new or ClusterServingRuntime/srt-mistral-7b-instruct a different priority"}},
+		{name: "overlapping, not identical, ranges; version at lower precision; no architecture", kind: KindClusterServingRuntime,
+			spec:      &csr("new", formats(format("safetensors", "1", prio(1))), sizes("8B", "70B")).Spec,
+			conflicts: []string{"ClusterServingRuntime/srt-mistral-7b-instruct"}},
+		{name: "disjoint ranges", kind: KindClusterServingRuntime,
+			spec: &csr("new", formats(format("safetensors", "1.0.0", prio(1))), sizes("10B", "")).Spec},
+		{name: "another priority", kind: KindClusterServingRuntime,
+			spec: &csr("new", formats(format("safetensors", "1.0.0", prio(2)))).Spec},
+		{name: "incompatible versions", kind: KindClusterServingRuntime,
+			spec: &csr("new", formats(format("safetensors", "2", prio(1)))).Spec},
+		{name: "another architecture", kind: KindClusterServingRuntime,
+			spec: &csr("new", formats(format("safetensors", "1.0.0", prio(1), arch("LlamaForCausalLM")))).Spec},
+		{name: "another quantization", kind: KindClusterServingRuntime,
+			spec: &csr("new", formats(format("safetensors", "1.0.0", prio(1), quant("fp8")))).Spec},
+		{name: "no shared protocol (empty means openAI)", kind: KindClusterServingRuntime,
+			spec: &csr("new", formats(format("safetensors", "1.0.0", prio(1))), protocols(v1beta1.ProtocolOpenInferenceV2)).Spec},
+		{name: "a disabled runtime conflicts with nothing", kind: KindClusterServingRuntime,
+			spec: &csr("new", formats(format("safetensors", "1.0.0", prio(3)))).Spec},
+		{name: "a disabled new runtime conflicts with nothing", kind: KindClusterServingRuntime,
+			spec: &csr("new", formats(format("safetensors", "1.0.0", prio(1))), disabled()).Spec},
+		{name: "updating the same runtime is no conflict", kind: KindClusterServingRuntime,
+			spec: &csr("srt-mistral-7b-instruct", formats(format("safetensors", "1.0.0", prio(1)))).Spec},
+		{name: "a namespaced runtime never ties with cluster ones", kind: KindServingRuntime, ns: "team",
+			spec: &sr("team", "new", formats(format("safetensors", "1.0.0", prio(1)))).Spec},
+		{name: "same namespace conflicts", kind: KindServingRuntime, ns: "team",
+			spec:      &sr("team", "new", formats(format("safetensors", "1.0.0", prio(2)))).Spec,
+			conflicts: []string{"ServingRuntime/local"}},
+		{name: "another namespace does not", kind: KindServingRuntime, ns: "other",
+			spec: &sr("other", "new", formats(format("safetensors", "1.0.0", prio(2)))).Spec},
+		{name: "unset priorities do not conflict", kind: KindClusterServingRuntime,
+			spec: &csr("new", formats(format("safetensors", "1.0.0"))).Spec},
+	}
+	x := existing.load()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := x.PriorityConflicts(tt.kind, tt.ns, "new", tt.spec)
+			if tt.name == "updating the same runtime is no conflict" {
+				got = x.PriorityConflicts(tt.kind, tt.ns, "srt-mistral-7b-instruct", tt.spec)
+			}
+			require.Len(t, got, len(tt.conflicts), "%q", got)
+			for i, c := range tt.conflicts {
+				assert.Contains(t, got[i], c)
+			}
+		})
+	}
+}
