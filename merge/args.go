@@ -55,7 +55,9 @@ func parseArgs(args []string) []argItem {
 // b") is kept repeated. Flags and positionals new to base are appended in
 // over's order, and a positional already present is not repeated, so merging
 // the same layer twice changes nothing (the pod webhook is reinvoked).
-// "--k=v", "--k v" and "--k" are the same flag "--k".
+// "--k=v", "--k v" and "--k" are the same flag "--k". A "--" block (what
+// follows it is passed through verbatim) always stays last; over's replaces
+// base's.
 func MergeArgs(base, over []string) []string {
 	if len(over) == 0 {
 		return append([]string(nil), base...)
@@ -67,9 +69,23 @@ func MergeArgs(base, over []string) []string {
 	}
 	out := make([]string, 0, len(base)+len(over))
 	done := make(map[string]bool, len(overItems))
+	// A positional counts as present when any base token equals it: after a
+	// bare flag ("--a" then "x") a re-parse reads it as the flag's value, and
+	// it must not be appended again on the next merge.
+	for _, tok := range base {
+		if _, positional := byKey["\x00"+tok]; positional {
+			done["\x00"+tok] = true
+		}
+	}
+	var tail []string
 	for _, it := range parseArgs(base) {
+		if it.key == "--" {
+			tail = it.tokens
+			continue
+		}
 		repl, overridden := byKey[it.key]
-		if !overridden {
+		if !overridden || strings.HasPrefix(it.key, "\x00") {
+			// Base positionals stay where they are, even when over repeats them.
 			out = append(out, it.tokens...)
 			continue
 		}
@@ -82,6 +98,10 @@ func MergeArgs(base, over []string) []string {
 		}
 	}
 	for _, it := range overItems {
+		if it.key == "--" {
+			tail = it.tokens
+			continue
+		}
 		if done[it.key] {
 			continue
 		}
@@ -92,5 +112,5 @@ func MergeArgs(base, over []string) []string {
 			out = append(out, r.tokens...)
 		}
 	}
-	return out
+	return append(out, tail...)
 }

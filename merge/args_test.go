@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,4 +53,18 @@ func emptyToNil(s []string) []string {
 		return nil
 	}
 	return s
+}
+
+// FuzzMergeArgs: never panics, and merging the same layer again changes
+// nothing (the pod webhook is reinvoked on its own output).
+func FuzzMergeArgs(f *testing.F) {
+	f.Add("--a --b=1 x", "--b 2 y")
+	f.Add("--a", "x")
+	f.Add("-- --a", "--a -1")
+	f.Add("--lora a --lora b", "--lora c")
+	f.Fuzz(func(t *testing.T, base, over string) {
+		b, o := strings.Fields(base), strings.Fields(over)
+		once := MergeArgs(b, o)
+		assert.Equal(t, emptyToNil(once), emptyToNil(MergeArgs(once, o)), "base %q over %q", b, o)
+	})
 }
