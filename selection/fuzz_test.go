@@ -48,17 +48,20 @@ func snapshot(data []byte) (objects, []podCall, *v1beta1.InferenceService) {
 		return &s
 	}
 
+	// Runtimes mostly reuse the model's values so that a good share of
+	// snapshots resolve and the permutation check compares real decisions.
 	var o objects
+	modelQuant := pick(p, quants...)
 	modelSpec := func() []modelOpt {
-		opts := []modelOpt{mFormat(pick(p, "safetensors", "onnx"), pick(p, versions...))}
-		if s := pick(p, sizesV...); s != "" {
+		opts := []modelOpt{mFormat(pick(p, "safetensors", "safetensors", "safetensors", "onnx"), pick(p, "1.0.0", "1.0.0", "1.0.0", "1.0.0", "1", "1.3", "", "", "v1.0", "bad"))}
+		if s := pick(p, "7B", "7B", "7B", "7b", "70B", "", "", "7.6B", "500M", "x"); s != "" {
 			opts = append(opts, mSize(s))
 		}
 		if a := pick(p, archs...); a != "" {
 			opts = append(opts, mArch(a))
 		}
-		if q := pick(p, quants...); q != "" {
-			opts = append(opts, mQuant(q))
+		if modelQuant != "" {
+			opts = append(opts, mQuant(modelQuant))
 		}
 		return opts
 	}
@@ -70,7 +73,7 @@ func snapshot(data []byte) (objects, []podCall, *v1beta1.InferenceService) {
 	runtime := func() []rtOpt {
 		var fs []v1beta1.SupportedModelFormat
 		for j, nf := 0, 1+p.n(3); j < nf; j++ {
-			f := v1beta1.SupportedModelFormat{ModelFormat: &v1beta1.ModelFormat{Name: pick(p, "safetensors", "onnx", "SafeTensors"), Version: str(pick(p, versions...))}}
+			f := v1beta1.SupportedModelFormat{ModelFormat: &v1beta1.ModelFormat{Name: pick(p, "safetensors", "onnx", "SafeTensors"), Version: str(pick(p, append([]string{"", "", ""}, versions...)...))}}
 			if op := pick(p, ops...); op != "" {
 				f.ModelFormat.Operator = &op
 			}
@@ -80,15 +83,15 @@ func snapshot(data []byte) (objects, []podCall, *v1beta1.InferenceService) {
 			if pr := p.n(4); pr > 0 {
 				f.Priority = ptr(int32(pr))
 			}
-			f.ModelArchitecture = str(pick(p, archs...))
-			if q := pick(p, quants...); q != "" {
+			f.ModelArchitecture = str(pick(p, "", "", "", "LlamaForCausalLM", "MistralForCausalLM"))
+			if q := pick(p, modelQuant, modelQuant, "fp8", ""); q != "" {
 				f.Quantization = ptr(v1beta1.ModelQuantization(q))
 			}
 			fs = append(fs, f)
 		}
-		opts := []rtOpt{formats(fs...), protocols(pick(p, protos...)...), created(p.n(3)), gpus(int64(p.n(4)), int32(p.n(3)))}
+		opts := []rtOpt{formats(fs...), protocols(pick(p, append([][]v1beta1.ProtocolVersion{nil, nil}, protos...)...)...), created(p.n(3)), gpus(int64(p.n(4)), int32(p.n(3)))}
 		if p.n(2) == 1 {
-			opts = append(opts, sizes(pick(p, sizesV...), pick(p, sizesV...)))
+			opts = append(opts, sizes(pick(p, "", "", "1B", sizesV[p.n(len(sizesV))]), pick(p, "", "", "100B", sizesV[p.n(len(sizesV))])))
 		}
 		if p.n(5) == 0 {
 			opts = append(opts, disabled())
@@ -102,7 +105,7 @@ func snapshot(data []byte) (objects, []podCall, *v1beta1.InferenceService) {
 		}
 		return opts
 	}
-	for i, n := 0, p.n(6); i < n; i++ {
+	for i, n := 0, 1+p.n(6); i < n; i++ {
 		o.csrs = append(o.csrs, csr(fmt.Sprint("csr", i), runtime()...))
 	}
 	for i, n := 0, p.n(4); i < n; i++ {
@@ -131,7 +134,7 @@ func snapshot(data []byte) (objects, []podCall, *v1beta1.InferenceService) {
 	if p.n(3) == 0 {
 		svc.Spec.ProtocolVersion = ptr(v1beta1.ProtocolOpenInferenceV2)
 	}
-	if p.n(4) == 0 {
+	if p.n(8) == 0 {
 		svc.Spec.Runtime = &v1beta1.ServingRuntimeRef{Name: pick(p, "csr0", "sr0", "csr1")}
 	}
 	switch p.n(5) {
