@@ -11,11 +11,11 @@
 //  2. Engine and decoder only: the AcceleratorClass's discovery.nodeSelector
 //     and spec.nodeSelector, and its discovery.nodeSelectorTerms as required
 //     node affinity.
-//  3. Engine and decoder only: the runtime's top-level pod settings
-//     (nodeSelector, affinity, tolerations, volumes, imagePullSecrets,
-//     labels, annotations); for the engine also the KServe-shaped
-//     containers (the one named kserve-container, else the first, is the
-//     runner; the others are sidecars).
+//  3. The runtime's top-level pod settings: imagePullSecrets, labels and
+//     annotations for every component; nodeSelector, affinity, tolerations
+//     and volumes for engine and decoder only; for the engine also the
+//     KServe-shaped containers (the one named kserve-container, else the
+//     first, is the runner; the others are sidecars).
 //  4. The runtime's engineConfig / decoderConfig / routerConfig, then its
 //     leader (leader pods) or worker (worker pods).
 //  5. Engine and decoder only, when a class was chosen: the

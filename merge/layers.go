@@ -157,13 +157,17 @@ func buildPlan(in Input, role string) (*plan, error) {
 		}
 	}
 
-	// 2. The runtime's top-level (KServe-shaped) pod settings: engine and
-	// decoder only; the router is configured by routerConfig alone.
-	if accelerated {
+	// 2. The runtime's top-level (KServe-shaped) pod settings. Scheduling
+	// (nodeSelector, affinity, tolerations) and volumes feed engine and
+	// decoder only: they describe GPU nodes and model storage, and the
+	// router must stay off GPU nodes. imagePullSecrets, labels and
+	// annotations describe the runtime as a whole and feed the router too,
+	// whose image may sit in the same private registry.
+	{
 		top := in.Runtime.ServingRuntimePodSpec
-		ps := &v1beta1.PodSpec{
-			Volumes: top.Volumes, NodeSelector: top.NodeSelector, Affinity: top.Affinity,
-			Tolerations: top.Tolerations, ImagePullSecrets: top.ImagePullSecrets,
+		ps := &v1beta1.PodSpec{ImagePullSecrets: top.ImagePullSecrets}
+		if accelerated {
+			ps.Volumes, ps.NodeSelector, ps.Affinity, ps.Tolerations = top.Volumes, top.NodeSelector, top.Affinity, top.Tolerations
 		}
 		l := layer{Kind: kindRuntime, Where: rtWhere + " spec", Pod: ps, Labels: top.Labels, Annotations: top.Annotations}
 		if kserveEngine {
