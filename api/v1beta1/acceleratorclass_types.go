@@ -90,9 +90,14 @@ type AcceleratorDiscovery struct {
 	// NodeSelector labels every node of the class carries.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// NodeSelectorTerms for more complex matching.
+	// NodeSelectorTerms for more complex matching (ORed). At most 3: the
+	// apiserver estimates the operator rule above over every possible term
+	// and expression, and with 4 terms the estimate passes its cost limit
+	// (deploy/deploy_test.go checks this). The webhook checks the rest
+	// (Gt/Lt integers, values per operator).
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=3
 	NodeSelectorTerms []corev1.NodeSelectorTerm `json:"nodeSelectorTerms,omitempty"`
 	// PCIVendorID, e.g. 10de for NVIDIA. Informational.
 	// +optional

@@ -55,6 +55,11 @@ type AcceleratorSelector struct {
 	// added to engine and decoder pods.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Annotations are free-form hints for the selection strategy, such as
+	// ome.io/cost-threshold (seed 002, Story 6). berth accepts and keeps
+	// them; no strategy reads them yet.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // PredictorExtensionSpec is a KServe predictor container plus its model
