@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/berthdev/berth/e2e/harness"
+)
+
+func init() {
+	register(command{
+		Name:    "up",
+		Summary: "start a local control plane with the fake GPU fleet and berth's CRDs; runs until Ctrl-C",
+		Run:     runUp,
+	})
+}
+
+func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("berth up", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	keep := fs.Bool("keep", false, "keep certificates, etcd data and logs after exit")
+	timeout := fs.Duration("timeout", 90*time.Second, "how long each process may take to become ready")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	env, err := harness.Up(ctx, harness.Options{Timeout: *timeout, KeepRunDir: *keep, Log: stderr})
+	if err != nil {
+		return err
+	}
+	defer env.Stop()
+	printReady(stdout, env)
+	return waitForExit(ctx, env)
+}
+
+// printReady tells a person how to use the cluster.
+func printReady(w io.Writer, env *harness.Env) {
+	total := time.Duration(0)
+	for _, t := range env.Timings {
+		if t.Step == "control plane" {
+			total = t.Duration
+		}
+	}
+	fmt.Fprintf(w, "\nThe local control plane is ready (%s to start).\n", total.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "  export KUBECONFIG=%s\n  kubectl get nodes -L nvidia.com/gpu.product\n", env.Cluster.KubeconfigPath)
+	fmt.Fprintf(w, "Logs are in %s. Press Ctrl-C to stop; everything is removed.\n", env.Cluster.RunDir)
+}
+
+// waitForExit blocks until Ctrl-C, or fails when a process of the control
+// plane dies, naming it and quoting its log.
+func waitForExit(ctx context.Context, env *harness.Env) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(io.Discard)
+			return nil
+		case <-tick.C:
+			if p := env.Cluster.Died(); p != nil {
+				_, exitErr := p.Exited()
+				return fmt.Errorf("%s exited (%v); last lines of %s:\n%s", p.Name, exitErr, p.LogPath, p.Tail(20))
+			}
+		}
+	}
+}

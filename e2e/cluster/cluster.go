@@ -1,0 +1,372 @@
+// Package cluster runs a real Kubernetes control plane on 127.0.0.1 as host
+// processes — etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+// and kwok (fake nodes and pod lifecycles) — for the e2e suite, `berth up`
+// and `berth demo`. No Docker, no network: every port is a free loopback
+// port, every file lives in one run folder that Stop removes.
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// WatchListEnv turns off client-go's streaming watch-list. Debian's etcd
+// 3.4 lacks RequestWatchProgress, so kube-apiserver cannot serve it; every
+// client and process of the local cluster gets this setting.
+const WatchListEnv = "KUBE_FEATURE_WatchListClient"
+
+// ServiceCIDR of the local cluster. Its addresses are data, never dialled.
+const ServiceCIDR = "10.0.0.0/24"
+
+// Options configure Start. The zero value (plus Binaries) is a sensible cluster.
+type Options struct {
+	// Binaries to run; see DefaultBinaries and EnsureBinaries.
+	Binaries Binaries
+	// StageDir holds kwok Stage configurations (*.yaml); kwok does nothing
+	// without them. Empty: no kwok (pods are scheduled but never run).
+	StageDir string
+	// RunDir receives certificates, kubeconfigs, data and logs. Empty: a new
+	// temporary folder, removed by Stop.
+	RunDir string
+	// KeepRunDir leaves RunDir in place after Stop (to read logs).
+	KeepRunDir bool
+	// Timeout for each process to become ready. Default 90s: the apiserver
+	// needs ~10s on an idle 2-core machine, much more when tests compile next to it.
+	Timeout time.Duration
+	// Log receives one line per step. Default: io.Discard.
+	Log io.Writer
+}
+
+// Cluster is a running local control plane.
+type Cluster struct {
+	// RunDir holds everything the cluster wrote.
+	RunDir string
+	// KubeconfigPath is an admin kubeconfig a person can use with kubectl.
+	KubeconfigPath string
+	// APIServerURL is https://127.0.0.1:<port>.
+	APIServerURL string
+	// CAPEM is the CA that signed the apiserver's serving certificate.
+	CAPEM []byte
+	// Timings records how long each step took to become ready, in start order.
+	Timings []Timing
+
+	opts      Options
+	pki       *pki
+	mu        sync.Mutex
+	processes []*Process
+	stopOnce  sync.Once
+	ownRunDir bool
+}
+
+// Timing is the time one step of Start took.
+type Timing struct {
+	Step     string
+	Duration time.Duration
+}
+
+// Start runs the control plane and returns once kube-apiserver is ready,
+// the scheduler and controller-manager answer /healthz and kwok runs. On
+// error everything already started is stopped and the error names the
+// process that failed, with the tail of its log.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	os.Setenv(WatchListEnv, "false") // for this process's clients too
+	if opts.Timeout == 0 {
+		opts.Timeout = 90 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if missing := opts.Binaries.Missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("cannot start the local control plane, missing binaries: %s; run `make deps`",
+			strings.Join(missing, ", "))
+	}
+	c = &Cluster{opts: opts, RunDir: opts.RunDir}
+	if c.RunDir == "" {
+		if c.RunDir, err = os.MkdirTemp("", "berth-cluster-"); err != nil {
+			return nil, err
+		}
+		c.ownRunDir = true
+	} else if err := os.MkdirAll(c.RunDir, 0o755); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	begin := time.Now()
+	step := func(name string, since time.Time) {
+		c.Timings = append(c.Timings, Timing{name, time.Since(since)})
+		fmt.Fprintf(opts.Log, "berth: %-24s ready in %s\n", name, time.Since(since).Round(10*time.Millisecond))
+	}
+
+	if c.pki, err = writePKI(c.RunDir); err != nil {
+		return nil, fmt.Errorf("write certificates: %w", err)
+	}
+	c.CAPEM = c.pki.CAPEM
+	ports, err := FreePorts(6)
+	if err != nil {
+		return nil, err
+	}
+	etcdClient, etcdPeer, apiPort, schedPort, cmPort, kwokPort := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
+	c.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(apiPort)
+
+	// etcd
+	t := time.Now()
+	etcd, err := c.start("etcd", opts.Binaries.Etcd, etcdArgs(filepath.Join(c.RunDir, "etcd"), etcdClient, etcdPeer))
+	if err != nil {
+		return nil, err
+	}
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
+	if err := etcd.WaitReady(ctx, opts.Timeout, httpReady(http.DefaultClient, etcdURL+"/health", "")); err != nil {
+		return nil, err
+	}
+	step("etcd", t)
+
+	// kube-apiserver
+	t = time.Now()
+	api, err := c.start("kube-apiserver", opts.Binaries.APIServer, apiserverArgs(c.pki, etcdURL, apiPort, filepath.Join(c.RunDir, "apiserver-certs")))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(c.CAPEM)
+	apiClient := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	if err := api.WaitReady(ctx, opts.Timeout, httpReady(apiClient, c.APIServerURL+"/readyz", c.pki.AdminToken)); err != nil {
+		return nil, err
+	}
+	step("kube-apiserver", t)
+
+	// kubeconfigs: one for the person (admin), one per component identity.
+	c.KubeconfigPath = filepath.Join(c.RunDir, "kubeconfig")
+	kubeconfigs := map[string]string{
+		c.KubeconfigPath: c.pki.AdminToken,
+		filepath.Join(c.RunDir, "scheduler.kubeconfig"):          c.pki.SchedulerToken,
+		filepath.Join(c.RunDir, "controller-manager.kubeconfig"): c.pki.ControllerManagerToken,
+	}
+	for path, token := range kubeconfigs {
+		if err := WriteKubeconfig(path, c.APIServerURL, c.CAPEM, token); err != nil {
+			return nil, err
+		}
+	}
+
+	// The scheduler and the controller-manager serve /healthz on their own
+	// self-signed certificates; only the loopback health probe skips
+	// verification, never a client that carries credentials.
+	probe := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health probe only
+	t = time.Now()
+	sched, err := c.start("kube-scheduler", opts.Binaries.Scheduler, schedulerArgs(filepath.Join(c.RunDir, "scheduler.kubeconfig"), schedPort, filepath.Join(c.RunDir, "scheduler-certs")))
+	if err != nil {
+		return nil, err
+	}
+	cm, err := c.start("kube-controller-manager", opts.Binaries.ControllerManager, controllerManagerArgs(filepath.Join(c.RunDir, "controller-manager.kubeconfig"), c.pki, cmPort, filepath.Join(c.RunDir, "controller-manager-certs")))
+	if err != nil {
+		return nil, err
+	}
+	if err := sched.WaitReady(ctx, opts.Timeout, httpReady(probe, "https://127.0.0.1:"+strconv.Itoa(schedPort)+"/healthz", "")); err != nil {
+		return nil, err
+	}
+	step("kube-scheduler", t)
+	if err := cm.WaitReady(ctx, opts.Timeout, httpReady(probe, "https://127.0.0.1:"+strconv.Itoa(cmPort)+"/healthz", "")); err != nil {
+		return nil, err
+	}
+	step("kube-controller-manager", t)
+
+	if opts.StageDir != "" {
+		t = time.Now()
+		stages, err := filepath.Glob(filepath.Join(opts.StageDir, "*.yaml"))
+		if err != nil || len(stages) == 0 {
+			return nil, fmt.Errorf("no kwok Stage files (*.yaml) in %s: kwok fakes nothing without them", opts.StageDir)
+		}
+		kwok, err := c.start("kwok", opts.Binaries.Kwok, kwokArgs(c.KubeconfigPath, stages, kwokPort))
+		if err != nil {
+			return nil, err
+		}
+		if err := kwok.WaitReady(ctx, opts.Timeout, httpReady(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(kwokPort)+"/healthz", "")); err != nil {
+			return nil, err
+		}
+		step("kwok", t)
+	}
+	step("control plane", begin)
+	return c, nil
+}
+
+// StartProcess runs an extra process next to the control plane (a berth
+// webhook or reconciler, say) with the same environment, log folder and
+// teardown, and waits until ready answers nil. This is the seam for
+// components that must run before API objects are applied.
+func (c *Cluster) StartProcess(ctx context.Context, name, bin string, args []string, ready ReadyFunc) (*Process, error) {
+	p, err := c.start(name, bin, args)
+	if err != nil {
+		return nil, err
+	}
+	if ready != nil {
+		if err := p.WaitReady(ctx, c.opts.Timeout, ready); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func (c *Cluster) start(name, bin string, args []string) (*Process, error) {
+	p, err := startProcess(name, c.RunDir, bin, args, []string{WatchListEnv + "=false"})
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.processes = append(c.processes, p)
+	c.mu.Unlock()
+	fmt.Fprintf(c.opts.Log, "berth: started %-22s pid %d, log %s\n", name, p.PID(), p.LogPath)
+	return p, nil
+}
+
+// Processes returns the running processes in start order.
+func (c *Cluster) Processes() []*Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*Process(nil), c.processes...)
+}
+
+// Died returns the first process that exited while the cluster runs, or nil.
+func (c *Cluster) Died() *Process {
+	for _, p := range c.Processes() {
+		if exited, _ := p.Exited(); exited {
+			return p
+		}
+	}
+	return nil
+}
+
+// Stop ends every process in reverse start order (SIGTERM, then SIGKILL
+// after 10s) and removes the run folder unless it was given or kept. It is
+// safe to call more than once.
+func (c *Cluster) Stop() {
+	c.stopOnce.Do(func() {
+		procs := c.Processes()
+		for i := len(procs) - 1; i >= 0; i-- {
+			procs[i].Stop(10 * time.Second)
+		}
+		if c.ownRunDir && !c.opts.KeepRunDir {
+			os.RemoveAll(c.RunDir)
+		}
+	})
+}
+
+// StopOnSignal stops the cluster on SIGINT or SIGTERM and then exits with
+// code 130, so Ctrl-C during a test run or the demo leaves nothing behind.
+// The returned function uninstalls the handler.
+func (c *Cluster) StopOnSignal() (release func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			fmt.Fprintf(os.Stderr, "berth: %v: stopping the local control plane\n", sig)
+			c.Stop()
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(ch); close(done) }
+}
+
+// RESTConfig is an admin client configuration for the cluster.
+func (c *Cluster) RESTConfig() *rest.Config {
+	return &rest.Config{
+		Host:            c.APIServerURL,
+		BearerToken:     c.pki.AdminToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.CAPEM},
+		QPS:             50,
+		Burst:           100,
+	}
+}
+
+// Clientset is an admin clientset for the cluster.
+func (c *Cluster) Clientset() (*kubernetes.Clientset, error) {
+	return kubernetes.NewForConfig(c.RESTConfig())
+}
+
+// WriteKubeconfig writes a kubeconfig for server with a bearer token, so
+// that `kubectl --kubeconfig path` works.
+func WriteKubeconfig(path, server string, caPEM []byte, token string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["berth"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos["berth"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["berth"] = &clientcmdapi.Context{Cluster: "berth", AuthInfo: "berth"}
+	cfg.CurrentContext = "berth"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+// FreePorts returns n distinct free TCP ports on 127.0.0.1. The listeners
+// are held until all are chosen so the kernel hands out n different ports.
+func FreePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port on 127.0.0.1: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// httpReady answers nil when url returns 200.
+func httpReady(client *http.Client, url, token string) ReadyFunc {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(lastLines(string(body), 5)))
+		}
+		return nil
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
