@@ -84,7 +84,7 @@ type PredictorModelSpec struct {
 	ModelFormat ModelFormat `json:"modelFormat"`
 	// Runtime names the runtime explicitly.
 	// +optional
-	Runtime *string `json:"runtime,omitempty"`
+	Runtime                *string `json:"runtime,omitempty"`
 	PredictorExtensionSpec `json:",inline"`
 }
 

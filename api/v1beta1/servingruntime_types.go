@@ -13,15 +13,15 @@ type ProtocolVersion string
 
 // Protocol versions.
 const (
-	ProtocolOpenAI           ProtocolVersion = "openAI"
-	ProtocolCohere           ProtocolVersion = "cohere"
-	ProtocolOpenInferenceV1  ProtocolVersion = "openInference-v1"
-	ProtocolOpenInferenceV2  ProtocolVersion = "openInference-v2"
-	ProtocolKServeV1         ProtocolVersion = "v1"
-	ProtocolKServeV2         ProtocolVersion = "v2"
-	ProtocolKServeGRPCV1     ProtocolVersion = "grpc-v1"
-	ProtocolKServeGRPCV2     ProtocolVersion = "grpc-v2"
-	DefaultProtocolVersion                   = ProtocolOpenAI
+	ProtocolOpenAI          ProtocolVersion = "openAI"
+	ProtocolCohere          ProtocolVersion = "cohere"
+	ProtocolOpenInferenceV1 ProtocolVersion = "openInference-v1"
+	ProtocolOpenInferenceV2 ProtocolVersion = "openInference-v2"
+	ProtocolKServeV1        ProtocolVersion = "v1"
+	ProtocolKServeV2        ProtocolVersion = "v2"
+	ProtocolKServeGRPCV1    ProtocolVersion = "grpc-v1"
+	ProtocolKServeGRPCV2    ProtocolVersion = "grpc-v2"
+	DefaultProtocolVersion                  = ProtocolOpenAI
 )
 
 // RuleOperator compares a runtime's version with a model's, on the runtime
