@@ -1,0 +1,667 @@
+// Package overlays holds the kustomize overlays that install berth's webhook
+// with certificates from cert-manager or self-managed ones. Its tests render
+// every overlay with `kubectl kustomize` (as `kubectl apply -k` would) and
+// check the invariants that keep admissions safe: webhook paths and scopes,
+// failure policy, timeouts, selectors, a hardened two-replica Deployment and
+// read-only RBAC apart from the self-managed certificate writes.
+package overlays
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	namespace      = "berth-system"
+	webhookName    = "berth-webhook"
+	secretName     = "berth-webhook-tls"
+	mutatingName   = "berth-mutating"
+	validatingName = "berth-validating"
+	serviceDNSName = "berth-webhook.berth-system.svc"
+)
+
+// overlays are the installable variants; "../.." is deploy/kustomization.yaml.
+var overlays = []string{"self-managed", "cert-manager"}
+
+// wantWebhooks is the contract with webhook/server: name, path and what it
+// intercepts.
+var wantWebhooks = map[string]struct {
+	mutating bool
+	path     string
+	group    string
+	version  string
+	resource string
+	scope    admissionregistrationv1.ScopeType
+	ops      []admissionregistrationv1.OperationType
+}{
+	"inferenceservices.mutate.ome.io":              {true, "/mutate/inferenceservices", "ome.io", "v1beta1", "inferenceservices", admissionregistrationv1.NamespacedScope, createUpdate},
+	"pods.mutate.ome.io":                           {true, "/mutate/pods", "", "v1", "pods", admissionregistrationv1.NamespacedScope, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}},
+	"inferenceservices.validate.ome.io":            {false, "/validate/inferenceservices", "ome.io", "v1beta1", "inferenceservices", admissionregistrationv1.NamespacedScope, createUpdate},
+	"servingruntimes.validate.ome.io":              {false, "/validate/servingruntimes", "ome.io", "v1beta1", "servingruntimes", admissionregistrationv1.NamespacedScope, createUpdate},
+	"clusterservingruntimes.validate.ome.io":       {false, "/validate/clusterservingruntimes", "ome.io", "v1beta1", "clusterservingruntimes", admissionregistrationv1.ClusterScope, createUpdate},
+	"acceleratorclasses.validate.ome.io":           {false, "/validate/acceleratorclasses", "ome.io", "v1beta1", "acceleratorclasses", admissionregistrationv1.ClusterScope, createUpdate},
+	"clusterengineruntimeprofiles.validate.ome.io": {false, "/validate/clusterengineruntimeprofiles", "ome.io", "v1beta1", "clusterengineruntimeprofiles", admissionregistrationv1.ClusterScope, createUpdate},
+}
+
+var createUpdate = []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
+
+// readVerbs are what the caches need; anything else must be a listed write.
+var readVerbs = []string{"get", "list", "watch"}
+
+// wantReads are the resources the webhook's caches list and watch.
+var wantReads = []string{
+	"ome.io/inferenceservices", "ome.io/servingruntimes", "ome.io/clusterservingruntimes",
+	"ome.io/basemodels", "ome.io/clusterbasemodels", "ome.io/acceleratorclasses",
+	"ome.io/clusterengineruntimeprofiles", "/nodes", "/pods",
+}
+
+// grant is one verb on one resource (optionally one name, one namespace).
+type grant struct {
+	resource, name, namespace, verb string
+}
+
+func (g grant) String() string {
+	return fmt.Sprintf("%s %s name=%q namespace=%q", g.verb, g.resource, g.name, g.namespace)
+}
+
+// selfManagedWrites are the only non-read grants, all by name.
+var selfManagedWrites = []grant{
+	{"admissionregistration.k8s.io/mutatingwebhookconfigurations", mutatingName, "", "get"},
+	{"admissionregistration.k8s.io/mutatingwebhookconfigurations", mutatingName, "", "patch"},
+	{"admissionregistration.k8s.io/validatingwebhookconfigurations", validatingName, "", "get"},
+	{"admissionregistration.k8s.io/validatingwebhookconfigurations", validatingName, "", "patch"},
+	{"/secrets", secretName, namespace, "get"},
+	{"/secrets", secretName, namespace, "update"},
+}
+
+func TestWebhookConfigurations(t *testing.T) {
+	for _, overlay := range overlays {
+		t.Run(overlay, func(t *testing.T) {
+			objs := render(t, overlay)
+			var mwc admissionregistrationv1.MutatingWebhookConfiguration
+			var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+			objs.decode(t, "MutatingWebhookConfiguration", "", mutatingName, &mwc)
+			objs.decode(t, "ValidatingWebhookConfiguration", "", validatingName, &vwc)
+			assert.Len(t, objs.ofKind("MutatingWebhookConfiguration"), 1)
+			assert.Len(t, objs.ofKind("ValidatingWebhookConfiguration"), 1)
+
+			seen := map[string]bool{}
+			for _, w := range mwc.Webhooks {
+				seen[w.Name] = true
+				want, ok := wantWebhooks[w.Name]
+				if !assert.True(t, ok, "unexpected mutating webhook %s", w.Name) {
+					continue
+				}
+				assert.True(t, want.mutating, "%s belongs in %s", w.Name, validatingName)
+				checkCommon(t, w.Name, w.ClientConfig, w.Rules, w.AdmissionReviewVersions, w.SideEffects, w.TimeoutSeconds,
+					w.MatchPolicy, w.FailurePolicy, w.NamespaceSelector)
+				if w.Name == "pods.mutate.ome.io" {
+					require.NotNil(t, w.ObjectSelector, w.Name)
+					assert.Equal(t, []metav1.LabelSelectorRequirement{{Key: "ome.io/inferenceservice", Operator: metav1.LabelSelectorOpExists}},
+						w.ObjectSelector.MatchExpressions, "only labelled pods reach the pod webhook")
+					assert.Empty(t, w.ObjectSelector.MatchLabels)
+					require.NotNil(t, w.ReinvocationPolicy, w.Name)
+					assert.Equal(t, admissionregistrationv1.IfNeededReinvocationPolicy, *w.ReinvocationPolicy)
+				}
+			}
+			for _, w := range vwc.Webhooks {
+				seen[w.Name] = true
+				want, ok := wantWebhooks[w.Name]
+				if !assert.True(t, ok, "unexpected validating webhook %s", w.Name) {
+					continue
+				}
+				assert.False(t, want.mutating, "%s belongs in %s", w.Name, mutatingName)
+				checkCommon(t, w.Name, w.ClientConfig, w.Rules, w.AdmissionReviewVersions, w.SideEffects, w.TimeoutSeconds,
+					w.MatchPolicy, w.FailurePolicy, w.NamespaceSelector)
+				assert.Nil(t, w.ObjectSelector, "%s: validation sees every object of its kind", w.Name)
+			}
+			for name := range wantWebhooks {
+				assert.True(t, seen[name], "webhook %s missing", name)
+			}
+		})
+	}
+}
+
+func checkCommon(t *testing.T, name string, cc admissionregistrationv1.WebhookClientConfig, rules []admissionregistrationv1.RuleWithOperations,
+	versions []string, sideEffects *admissionregistrationv1.SideEffectClass, timeout *int32, match *admissionregistrationv1.MatchPolicyType,
+	failure *admissionregistrationv1.FailurePolicyType, nsSel *metav1.LabelSelector,
+) {
+	t.Helper()
+	want := wantWebhooks[name]
+	assert.Nil(t, cc.URL, "%s: reach the webhook through its Service", name)
+	if assert.NotNil(t, cc.Service, name) {
+		assert.Equal(t, namespace, cc.Service.Namespace, name)
+		assert.Equal(t, webhookName, cc.Service.Name, name)
+		if assert.NotNil(t, cc.Service.Path, name) {
+			assert.Equal(t, want.path, *cc.Service.Path, name)
+		}
+		if cc.Service.Port != nil {
+			assert.Equal(t, int32(443), *cc.Service.Port, name)
+		}
+	}
+	if assert.Len(t, rules, 1, name) {
+		r := rules[0]
+		assert.Equal(t, []string{want.group}, r.APIGroups, name)
+		assert.Equal(t, []string{want.version}, r.APIVersions, name)
+		assert.Equal(t, []string{want.resource}, r.Resources, "%s: no subresources, no wildcards", name)
+		assert.Equal(t, want.ops, r.Operations, name)
+		if assert.NotNil(t, r.Scope, name) {
+			assert.Equal(t, want.scope, *r.Scope, name)
+		}
+	}
+	assert.Equal(t, []string{"v1"}, versions, name)
+	if assert.NotNil(t, sideEffects, name) {
+		assert.Equal(t, admissionregistrationv1.SideEffectClassNone, *sideEffects, "%s: dry-run requests must reach the webhook", name)
+	}
+	if assert.NotNil(t, timeout, name) {
+		assert.Equal(t, int32(5), *timeout, name)
+	}
+	if assert.NotNil(t, match, name) {
+		assert.Equal(t, admissionregistrationv1.Equivalent, *match, name)
+	}
+	if assert.NotNil(t, failure, name) {
+		assert.Equal(t, admissionregistrationv1.Fail, *failure, name)
+	}
+	if assert.NotNil(t, nsSel, name) {
+		sel, err := metav1.LabelSelectorAsSelector(nsSel)
+		require.NoError(t, err, name)
+		for ns, wantMatch := range map[string]bool{"kube-system": false, namespace: false, "default": true, "team-a": true} {
+			got := sel.Matches(labels.Set{"kubernetes.io/metadata.name": ns})
+			assert.Equal(t, wantMatch, got, "%s: namespace %s selected=%v", name, ns, got)
+		}
+	}
+}
+
+func TestDeployment(t *testing.T) {
+	for _, overlay := range overlays {
+		t.Run(overlay, func(t *testing.T) {
+			objs := render(t, overlay)
+			var d appsv1.Deployment
+			objs.decode(t, "Deployment", namespace, webhookName, &d)
+			objs.decode(t, "Namespace", "", namespace, &corev1.Namespace{})
+			objs.decode(t, "ServiceAccount", namespace, webhookName, &corev1.ServiceAccount{})
+
+			require.NotNil(t, d.Spec.Replicas)
+			assert.Equal(t, int32(2), *d.Spec.Replicas)
+			if ru := d.Spec.Strategy.RollingUpdate; assert.NotNil(t, ru) {
+				assert.Equal(t, intstr.FromInt32(0), *ru.MaxUnavailable, "rollouts keep both replicas ready")
+			}
+			pod := d.Spec.Template.Spec
+			podLabels := labels.Set(d.Spec.Template.Labels)
+			selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+			require.NoError(t, err)
+			assert.True(t, selector.Matches(podLabels))
+			assert.Equal(t, webhookName, pod.ServiceAccountName)
+
+			// Hardening (Pod Security "restricted").
+			require.NotNil(t, pod.SecurityContext)
+			assert.Equal(t, ptrTrue(), pod.SecurityContext.RunAsNonRoot)
+			if assert.NotNil(t, pod.SecurityContext.SeccompProfile) {
+				assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.SecurityContext.SeccompProfile.Type)
+			}
+			if assert.Len(t, pod.TopologySpreadConstraints, 1) {
+				tsc := pod.TopologySpreadConstraints[0]
+				assert.Equal(t, "kubernetes.io/hostname", tsc.TopologyKey)
+				tscSel, err := metav1.LabelSelectorAsSelector(tsc.LabelSelector)
+				require.NoError(t, err)
+				assert.True(t, tscSel.Matches(podLabels), "the spread constraint counts the webhook's own pods")
+			}
+			require.Len(t, pod.Containers, 1)
+			c := pod.Containers[0]
+			assert.Equal(t, "ghcr.io/berthdev/berth-webhook:latest", c.Image)
+			for _, arg := range []string{"--cert-dir=/certs", "--listen=:9443", "--probe-listen=:8081"} {
+				assert.Contains(t, c.Args, arg)
+			}
+			sc := c.SecurityContext
+			require.NotNil(t, sc)
+			assert.Equal(t, ptrTrue(), sc.ReadOnlyRootFilesystem)
+			assert.Equal(t, ptrFalse(), sc.AllowPrivilegeEscalation)
+			assert.NotEqual(t, ptrTrue(), sc.Privileged)
+			if assert.NotNil(t, sc.Capabilities) {
+				assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
+				assert.Empty(t, sc.Capabilities.Add)
+			}
+			for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				assert.Contains(t, c.Resources.Requests, r, "request %s", r)
+				assert.Contains(t, c.Resources.Limits, r, "limit %s", r)
+			}
+
+			// Ports and probes.
+			ports := map[string]int32{}
+			for _, p := range c.Ports {
+				ports[p.Name] = p.ContainerPort
+			}
+			assert.Equal(t, map[string]int32{"webhook": 9443, "probes": 8081}, ports)
+			for probe, path := range map[*corev1.Probe]string{c.ReadinessProbe: "/readyz", c.LivenessProbe: "/healthz"} {
+				if assert.NotNil(t, probe, path) && assert.NotNil(t, probe.HTTPGet, path) {
+					assert.Equal(t, path, probe.HTTPGet.Path)
+					assert.Equal(t, int32(8081), resolvePort(t, probe.HTTPGet.Port, ports), path)
+					assert.Empty(t, probe.HTTPGet.Scheme, "%s: probes are plain HTTP", path)
+				}
+			}
+
+			// The certificate directory.
+			var mount *corev1.VolumeMount
+			for i := range c.VolumeMounts {
+				if c.VolumeMounts[i].MountPath == "/certs" {
+					mount = &c.VolumeMounts[i]
+				}
+			}
+			require.NotNil(t, mount, "/certs must be mounted")
+			var vol *corev1.Volume
+			for i := range pod.Volumes {
+				if pod.Volumes[i].Name == mount.Name {
+					vol = &pod.Volumes[i]
+				}
+			}
+			require.NotNil(t, vol, "volume %s", mount.Name)
+			switch overlay {
+			case "cert-manager":
+				if assert.NotNil(t, vol.Secret, "cert-manager writes the Secret; the kubelet keeps /certs current") {
+					assert.Equal(t, secretName, vol.Secret.SecretName)
+				}
+				assert.True(t, mount.ReadOnly)
+			case "self-managed":
+				assert.Nil(t, vol.Secret, "the webhook writes its own files")
+				if assert.NotNil(t, vol.EmptyDir) {
+					assert.Equal(t, corev1.StorageMediumMemory, vol.EmptyDir.Medium, "keys never touch the node's disk")
+				}
+				assert.False(t, mount.ReadOnly)
+				for _, arg := range []string{"--self-managed-certs", "--cert-secret=" + secretName,
+					"--mutating-webhook-config=" + mutatingName, "--validating-webhook-config=" + validatingName} {
+					assert.Contains(t, c.Args, arg)
+				}
+			}
+
+			// Service and PDB select the pods.
+			var svc corev1.Service
+			objs.decode(t, "Service", namespace, webhookName, &svc)
+			assert.True(t, labels.SelectorFromSet(svc.Spec.Selector).Matches(podLabels))
+			var https *corev1.ServicePort
+			for i := range svc.Spec.Ports {
+				if svc.Spec.Ports[i].Port == 443 {
+					https = &svc.Spec.Ports[i]
+				}
+			}
+			if assert.NotNil(t, https, "the apiserver calls port 443 by default") {
+				assert.Equal(t, int32(9443), resolvePort(t, https.TargetPort, ports))
+			}
+			var pdb policyv1.PodDisruptionBudget
+			objs.decode(t, "PodDisruptionBudget", namespace, webhookName, &pdb)
+			if assert.NotNil(t, pdb.Spec.MinAvailable) {
+				assert.Equal(t, intstr.FromInt32(1), *pdb.Spec.MinAvailable)
+			}
+			pdbSel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+			require.NoError(t, err)
+			assert.True(t, pdbSel.Matches(podLabels))
+		})
+	}
+}
+
+// TestRBAC collects every grant bound to the webhook's ServiceAccount: reads
+// of exactly what the caches need, and writes only in the self-managed
+// overlay, only the listed ones, each restricted to one object by name.
+func TestRBAC(t *testing.T) {
+	for _, overlay := range overlays {
+		t.Run(overlay, func(t *testing.T) {
+			objs := render(t, overlay)
+			grants := boundGrants(t, objs)
+			var reads, writes []grant
+			for _, g := range grants {
+				assert.NotContains(t, g.resource, "*", "no wildcard: %s", g)
+				assert.NotEqual(t, "*", g.verb, "no wildcard: %s", g)
+				if slices.Contains(readVerbs, g.verb) && g.name == "" && g.namespace == "" {
+					reads = append(reads, g)
+				} else {
+					writes = append(writes, g)
+				}
+			}
+			var readable []string
+			for _, g := range reads {
+				readable = append(readable, g.resource+" "+g.verb)
+			}
+			var want []string
+			for _, r := range wantReads {
+				for _, v := range readVerbs {
+					want = append(want, r+" "+v)
+				}
+			}
+			sort.Strings(want)
+			assert.Equal(t, want, uniqueSorted(readable), "cluster-wide access is read-only and limited to the cached kinds")
+
+			switch overlay {
+			case "self-managed":
+				assert.ElementsMatch(t, selfManagedWrites, writes)
+			default:
+				assert.Empty(t, writes, "with cert-manager the webhook writes nothing")
+			}
+		})
+	}
+}
+
+// TestRBACCoversEveryCRD keeps RBAC in step with the API: every ome.io kind
+// the CRDs define must be readable, or the webhook's informer for it fails.
+func TestRBACCoversEveryCRD(t *testing.T) {
+	crds := render(t, "..") // the default install: shared with TestDefaultInstall
+	var plurals []string
+	for _, o := range crds.ofKind("CustomResourceDefinition") {
+		var crd struct {
+			Spec struct {
+				Group string `json:"group"`
+				Names struct {
+					Plural string `json:"plural"`
+				} `json:"names"`
+			} `json:"spec"`
+		}
+		require.NoError(t, yaml.Unmarshal(o.raw, &crd))
+		plurals = append(plurals, crd.Spec.Group+"/"+crd.Spec.Names.Plural)
+	}
+	require.NotEmpty(t, plurals)
+	for _, p := range plurals {
+		assert.Contains(t, wantReads, p, "RBAC must let the webhook read %s", p)
+	}
+}
+
+func TestSelfManagedCertificates(t *testing.T) {
+	objs := render(t, "self-managed")
+	var secret corev1.Secret
+	objs.decode(t, "Secret", namespace, secretName, &secret)
+	assert.Equal(t, corev1.SecretTypeTLS, secret.Type, "the type is immutable; the webhook fills a kubernetes.io/tls Secret")
+	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+		for _, o := range objs.ofKind(kind) {
+			assert.NotContains(t, string(o.raw), "cert-manager.io", "%s: the webhook injects caBundle itself", o)
+		}
+	}
+	assert.Empty(t, objs.ofKind("Certificate"))
+	assert.Empty(t, objs.ofKind("Issuer"))
+}
+
+func TestCertManagerCertificates(t *testing.T) {
+	objs := render(t, "cert-manager")
+	type issuerRef struct{ Group, Kind, Name string }
+	type certificate struct {
+		Spec struct {
+			IsCA       bool      `json:"isCA"`
+			SecretName string    `json:"secretName"`
+			DNSNames   []string  `json:"dnsNames"`
+			IssuerRef  issuerRef `json:"issuerRef"`
+		} `json:"spec"`
+	}
+	type issuer struct {
+		Spec struct {
+			SelfSigned *struct{} `json:"selfSigned"`
+			CA         *struct {
+				SecretName string `json:"secretName"`
+			} `json:"ca"`
+		} `json:"spec"`
+	}
+	issuers := map[string]issuer{}
+	for _, o := range objs.ofKind("Issuer") {
+		assert.Equal(t, namespace, o.namespace)
+		var i issuer
+		require.NoError(t, yaml.Unmarshal(o.raw, &i))
+		issuers[o.name] = i
+	}
+	certs := map[string]certificate{}
+	var serving string
+	for _, o := range objs.ofKind("Certificate") {
+		assert.Equal(t, namespace, o.namespace)
+		var c certificate
+		require.NoError(t, yaml.Unmarshal(o.raw, &c))
+		certs[o.name] = c
+		if c.Spec.SecretName == secretName {
+			serving = o.name
+		}
+	}
+	require.NotEmpty(t, serving, "a Certificate must write Secret %s", secretName)
+	sc := certs[serving].Spec
+	assert.False(t, sc.IsCA)
+	assert.Contains(t, sc.DNSNames, serviceDNSName, "the apiserver dials <service>.<namespace>.svc")
+
+	// serving cert ← CA Issuer ← CA Certificate ← self-signed Issuer.
+	require.Equal(t, "Issuer", sc.IssuerRef.Kind)
+	caIssuer, ok := issuers[sc.IssuerRef.Name]
+	require.True(t, ok, "issuer %s of the serving certificate", sc.IssuerRef.Name)
+	require.NotNil(t, caIssuer.Spec.CA, "the serving certificate comes from a CA Issuer, so renewing it keeps caBundle")
+	var caCert *certificate
+	for name, c := range certs {
+		if c.Spec.SecretName == caIssuer.Spec.CA.SecretName {
+			c := certs[name]
+			caCert = &c
+		}
+	}
+	require.NotNil(t, caCert, "a Certificate must write the CA Secret %s", caIssuer.Spec.CA.SecretName)
+	assert.True(t, caCert.Spec.IsCA)
+	root, ok := issuers[caCert.Spec.IssuerRef.Name]
+	require.True(t, ok)
+	assert.NotNil(t, root.Spec.SelfSigned)
+
+	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+		for _, o := range objs.ofKind(kind) {
+			var meta struct {
+				Metadata metav1.ObjectMeta `json:"metadata"`
+			}
+			require.NoError(t, yaml.Unmarshal(o.raw, &meta))
+			assert.Equal(t, namespace+"/"+serving, meta.Metadata.Annotations["cert-manager.io/inject-ca-from"], o.String())
+		}
+	}
+	assert.Empty(t, objs.ofKind("Secret"), "cert-manager creates the Secrets")
+}
+
+// TestDefaultInstall renders deploy/ itself: CRDs, the self-managed webhook,
+// the out-of-box runtimes and AcceleratorClasses in one `kubectl apply -k`.
+func TestDefaultInstall(t *testing.T) {
+	objs := render(t, "..")
+	self := render(t, "self-managed")
+	for _, o := range self.all {
+		assert.True(t, objs.has(o.kind, o.namespace, o.name), "default install lacks %s", o)
+	}
+	assert.NotEmpty(t, objs.ofKind("CustomResourceDefinition"))
+	assert.NotEmpty(t, objs.ofKind("ClusterServingRuntime"))
+	assert.NotEmpty(t, objs.ofKind("AcceleratorClass"))
+	assert.Empty(t, objs.ofKind("Certificate"), "the default install does not need cert-manager")
+}
+
+// --- rendering ---
+
+type object struct {
+	kind, namespace, name string
+	raw                   []byte // one YAML document
+}
+
+func (o object) String() string { return fmt.Sprintf("%s %s/%s", o.kind, o.namespace, o.name) }
+
+type rendered struct {
+	dir string
+	all []object
+}
+
+// render runs `kubectl kustomize dir` (dir relative to deploy/overlays) and
+// splits the output. kubectl ships kustomize, so the test renders exactly
+// what `kubectl apply -k` would apply.
+func render(t *testing.T, dir string) rendered {
+	t.Helper()
+	renderMu.Lock()
+	defer renderMu.Unlock()
+	if r, ok := renderCache[dir]; ok {
+		return r
+	}
+	r := renderUncached(t, dir)
+	renderCache[dir] = r
+	return r
+}
+
+// renderCache: several tests look at the same overlay; render each once.
+var (
+	renderMu    sync.Mutex
+	renderCache = map[string]rendered{}
+)
+
+func renderUncached(t *testing.T, dir string) rendered {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	require.NoError(t, err, "these tests render the manifests with `kubectl kustomize`; install kubectl (>= 1.27)")
+	var stderr bytes.Buffer
+	cmd := exec.Command(kubectl, "kustomize", dir)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "kubectl kustomize %s: %s", dir, stderr.String())
+
+	r := rendered{dir: dir}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		var head struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, yaml.Unmarshal(doc, &head))
+		r.all = append(r.all, object{kind: head.Kind, namespace: head.Metadata.Namespace, name: head.Metadata.Name, raw: doc})
+	}
+	require.NotEmpty(t, r.all, "kubectl kustomize %s rendered nothing", dir)
+	return r
+}
+
+func (r rendered) ofKind(kind string) []object {
+	var out []object
+	for _, o := range r.all {
+		if o.kind == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (r rendered) has(kind, namespace, name string) bool {
+	return slices.ContainsFunc(r.all, func(o object) bool {
+		return o.kind == kind && o.namespace == namespace && o.name == name
+	})
+}
+
+// decode strictly decodes one object into a typed struct the way the
+// apiserver does (case-sensitive, unknown and duplicate fields are errors),
+// so a misspelled field like readOnlyRootFileSystem fails the test instead
+// of being silently dropped by kubectl apply.
+func (r rendered) decode(t *testing.T, kind, namespace, name string, into any) {
+	t.Helper()
+	for _, o := range r.all {
+		if o.kind == kind && o.namespace == namespace && o.name == name {
+			js, err := yaml.YAMLToJSON(o.raw)
+			require.NoError(t, err, "%s in %s", o, r.dir)
+			strictErrs, err := sigsjson.UnmarshalStrict(js, into)
+			require.NoError(t, err, "%s in %s", o, r.dir)
+			require.NoError(t, errors.Join(strictErrs...), "%s in %s", o, r.dir)
+			return
+		}
+	}
+	require.Failf(t, "object missing", "%s %s/%s not rendered by %s", kind, namespace, name, r.dir)
+}
+
+// boundGrants expands the Roles and ClusterRoles bound to the webhook's
+// ServiceAccount into single grants.
+func boundGrants(t *testing.T, objs rendered) []grant {
+	t.Helper()
+	subject := rbacv1.Subject{Kind: "ServiceAccount", Name: webhookName, Namespace: namespace}
+	var out []grant
+	expand := func(rules []rbacv1.PolicyRule, ns string) {
+		for _, rule := range rules {
+			assert.Empty(t, rule.NonResourceURLs)
+			names := rule.ResourceNames
+			if len(names) == 0 {
+				names = []string{""}
+			}
+			for _, group := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					for _, verb := range rule.Verbs {
+						for _, n := range names {
+							out = append(out, grant{resource: group + "/" + res, name: n, namespace: ns, verb: verb})
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, o := range objs.ofKind("ClusterRoleBinding") {
+		var b rbacv1.ClusterRoleBinding
+		objs.decode(t, o.kind, o.namespace, o.name, &b)
+		if !slices.Contains(b.Subjects, subject) {
+			continue
+		}
+		require.Equal(t, "ClusterRole", b.RoleRef.Kind, o.String())
+		var role rbacv1.ClusterRole
+		objs.decode(t, "ClusterRole", "", b.RoleRef.Name, &role)
+		expand(role.Rules, "")
+	}
+	for _, o := range objs.ofKind("RoleBinding") {
+		var b rbacv1.RoleBinding
+		objs.decode(t, o.kind, o.namespace, o.name, &b)
+		if !slices.Contains(b.Subjects, subject) {
+			continue
+		}
+		var rules []rbacv1.PolicyRule
+		switch b.RoleRef.Kind {
+		case "Role":
+			var role rbacv1.Role
+			objs.decode(t, "Role", o.namespace, b.RoleRef.Name, &role)
+			rules = role.Rules
+		case "ClusterRole":
+			var role rbacv1.ClusterRole
+			objs.decode(t, "ClusterRole", "", b.RoleRef.Name, &role)
+			rules = role.Rules
+		}
+		expand(rules, o.namespace)
+	}
+	require.NotEmpty(t, out, "nothing is bound to ServiceAccount %s/%s", namespace, webhookName)
+	return out
+}
+
+func resolvePort(t *testing.T, p intstr.IntOrString, named map[string]int32) int32 {
+	t.Helper()
+	if p.Type == intstr.Int {
+		return p.IntVal
+	}
+	port, ok := named[p.StrVal]
+	assert.True(t, ok, "port name %q is not a container port", p.StrVal)
+	return port
+}
+
+func uniqueSorted(s []string) []string {
+	s = slices.Clone(s)
+	sort.Strings(s)
+	return slices.Compact(s)
+}
+
+func ptrTrue() *bool  { b := true; return &b }
+func ptrFalse() *bool { b := false; return &b }
