@@ -63,6 +63,11 @@ func EnsureSecret(ctx context.Context, client kubernetes.Interface, namespace, n
 				return err
 			}
 			_, err = secrets.Create(ctx, newSecret(namespace, name, b), metav1.CreateOptions{FieldManager: FieldManager})
+			if apierrors.IsForbidden(err) {
+				// The self-managed overlay ships the Secret empty instead of
+				// granting create, which RBAC cannot restrict to one name.
+				return fmt.Errorf("it does not exist and may not be created (%w); re-apply deploy/overlays/self-managed, which ships it empty", err)
+			}
 			if err == nil {
 				result = b
 			}
@@ -80,8 +85,8 @@ func EnsureSecret(ctx context.Context, client kubernetes.Interface, namespace, n
 			return nil
 		}
 		updated := secret.DeepCopy()
-		updated.Type = corev1.SecretTypeTLS
-		updated.Data = secretData(b)
+		updated.Data = secretData(b) // the type is immutable: keep whatever it is
+
 		if _, err := secrets.Update(ctx, updated, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
 			return err
 		}
@@ -90,7 +95,7 @@ func EnsureSecret(ctx context.Context, client kubernetes.Interface, namespace, n
 	})
 	if err != nil {
 		if apierrors.IsForbidden(err) {
-			return nil, fmt.Errorf("cabundle: not allowed to manage Secret %s/%s: %w; the webhook's ServiceAccount needs get, create and update on it (deploy/overlays/self-managed grants them)", namespace, name, err)
+			return nil, fmt.Errorf("cabundle: not allowed to manage Secret %s/%s: %w; the webhook's ServiceAccount needs get and update on it (deploy/overlays/self-managed grants them)", namespace, name, err)
 		}
 		return nil, fmt.Errorf("cabundle: keeping the serving certificate in Secret %s/%s: %w", namespace, name, err)
 	}

@@ -38,6 +38,7 @@ func TestEnsureSecret(t *testing.T) {
 		name        string
 		existing    *certs.Bundle // nil: no Secret
 		garbage     bool          // Secret exists with unusable content
+		shipped     bool          // the empty Secret of deploy/overlays/self-managed
 		now         time.Time
 		dnsNames    []string
 		wantWrite   string // "", "create" or "update"
@@ -51,6 +52,7 @@ func TestEnsureSecret(t *testing.T) {
 		{name: "a name not covered: renewed, same CA", existing: stored, now: created.Add(time.Hour), dnsNames: append([]string{"extra.berth-system.svc"}, names...), wantWrite: "update", wantSameCA: true, wantCAs: 1},
 		{name: "CA too old for another serving cert: new CA, old one still trusted", existing: stored, now: created.Add(validity*3 + 24*time.Hour), dnsNames: names, wantWrite: "update", wantCAs: 2},
 		{name: "CA expired: new CA alone", existing: stored, now: created.Add(validity * 5), dnsNames: names, wantWrite: "update", wantCAs: 1},
+		{name: "empty Secret shipped by the overlay: filled", shipped: true, now: created, dnsNames: names, wantWrite: "update", wantCAs: 1},
 		{name: "unparsable Secret: new CA", garbage: true, now: created, dnsNames: names, wantWrite: "update", wantCAs: 1},
 	}
 	for _, tc := range tests {
@@ -65,6 +67,13 @@ func TestEnsureSecret(t *testing.T) {
 					Data:       map[string][]byte{"tls.crt": []byte("garbage")},
 				})
 			}
+			if tc.shipped {
+				objects = append(objects, &corev1.Secret{
+					ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns},
+					Type:       corev1.SecretTypeTLS,
+					Data:       map[string][]byte{"tls.crt": {}, "tls.key": {}},
+				})
+			}
 			client := fake.NewClientset(objects...)
 
 			got, err := EnsureSecret(context.Background(), client, ns, secretName, tc.dnsNames, validity, tc.now)
@@ -73,7 +82,9 @@ func TestEnsureSecret(t *testing.T) {
 			assert.Equal(t, tc.wantWrite, writeVerb(client), "write to the Secret")
 			secret, err := client.CoreV1().Secrets(ns).Get(context.Background(), secretName, metav1.GetOptions{})
 			require.NoError(t, err)
-			assert.Equal(t, corev1.SecretTypeTLS, secret.Type)
+			if !tc.garbage {
+				assert.Equal(t, corev1.SecretTypeTLS, secret.Type)
+			}
 			assert.Equal(t, secretData(got), secret.Data, "the returned bundle is what the Secret holds")
 
 			cas, err := certs.ParseCertificates(got.CACert)
@@ -121,7 +132,9 @@ func TestEnsureSecretErrors(t *testing.T) {
 		wantErr  []string
 	}{
 		{"forbidden", "get", apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, secretName, nil), names,
-			[]string{"Secret berth-system/berth-webhook-tls", "needs get, create and update"}},
+			[]string{"Secret berth-system/berth-webhook-tls", "needs get and update"}},
+		{"missing and not creatable", "create", apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, secretName, nil), names,
+			[]string{"Secret berth-system/berth-webhook-tls", "may not be created", "re-apply deploy/overlays/self-managed"}},
 		{"apiserver down", "get", apierrors.NewServiceUnavailable("etcd"), names,
 			[]string{"Secret berth-system/berth-webhook-tls", "etcd"}},
 		{"no names", "", nil, nil, []string{"at least one"}},
