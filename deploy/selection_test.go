@@ -1,0 +1,142 @@
+package deploy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/selection"
+)
+
+// runtimeIndex loads every out-of-box runtime into a selection index, the
+// way the webhook's cache would see them after `kubectl apply -k`.
+func runtimeIndex(t *testing.T) (*selection.Index, []*v1beta1.ClusterServingRuntime) {
+	t.Helper()
+	x := selection.NewIndex()
+	rts := loadRuntimes(t)
+	for _, rt := range rts {
+		x.UpsertClusterServingRuntime(rt)
+	}
+	return x, rts
+}
+
+// TestRuntimesPassRuntimeValidation: the webhook's own runtime checks
+// (versions, sizes, conditions) accept every out-of-box runtime.
+func TestRuntimesPassRuntimeValidation(t *testing.T) {
+	for _, rt := range loadRuntimes(t) {
+		t.Run(rt.Name, func(t *testing.T) {
+			errs, _ := selection.ValidateRuntimeSpec("spec", &rt.Spec)
+			assert.Empty(t, errs)
+		})
+	}
+}
+
+// TestRuntimesHaveNoPriorityConflicts: under the design page's priority rule
+// no two out-of-box runtimes could both match a model with the same
+// priority, so installing all of them is never denied. The last case shows
+// the check finds a real tie.
+func TestRuntimesHaveNoPriorityConflicts(t *testing.T) {
+	x, rts := runtimeIndex(t)
+	for _, rt := range rts {
+		t.Run(rt.Name, func(t *testing.T) {
+			assert.Empty(t, x.PriorityConflicts(selection.KindClusterServingRuntime, "", rt.Name, &rt.Spec))
+		})
+	}
+	t.Run("a copy of a runtime conflicts with it", func(t *testing.T) {
+		var orig *v1beta1.ClusterServingRuntime
+		for _, rt := range rts {
+			if rt.Name == "vllm-mistral-7b-instruct-rt" {
+				orig = rt
+			}
+		}
+		require.NotNil(t, orig)
+		conflicts := x.PriorityConflicts(selection.KindClusterServingRuntime, "", "my-vllm-mistral", &orig.Spec)
+		require.Len(t, conflicts, 1)
+		assert.Contains(t, conflicts[0], "vllm-mistral-7b-instruct-rt")
+	})
+}
+
+// TestRuntimesServeTheirModels: for a model of each row, auto-selection
+// over the whole out-of-box set picks the intended runtime, and a PD variant
+// named explicitly is accepted for the same model.
+func TestRuntimesServeTheirModels(t *testing.T) {
+	x, _ := runtimeIndex(t)
+	for _, m := range readManifests(t, acceleratorsDir) {
+		ac := &v1beta1.AcceleratorClass{}
+		require.NoError(t, yaml.UnmarshalStrict(m.raw, ac))
+		x.UpsertAcceleratorClass(ac)
+	}
+	for pool, nodeLabels := range fleet {
+		alloc := map[corev1.ResourceName]int64{}
+		switch {
+		case strings.HasPrefix(nodeLabels["nvidia.com/gpu.product"], "NVIDIA"):
+			alloc["nvidia.com/gpu"] = 8
+		case pool == "mi250x":
+			alloc["amd.com/gpu"] = 8
+		case pool == "intel-max":
+			alloc["gpu.intel.com/i915"] = 8
+		}
+		x.UpsertNode(selection.NodeInfo{Name: pool + "-0", Labels: nodeLabels, Allocatable: alloc, Ready: true})
+	}
+	cases := []struct {
+		model, arch, size, quant string
+		want                     string // auto-selected runtime
+		pd                       string // PD variant, "" when the row has none
+	}{
+		{"llama-3-2-1b", "LlamaForCausalLM", "1.24B", "", "srt-llama-3-2-1b-instruct-rt", "srt-llama-3-2-1b-instruct-pd-rt"},
+		{"llama-3-2-3b", "LlamaForCausalLM", "3.21B", "", "srt-llama-3-2-3b-instruct-rt", "srt-llama-3-2-3b-instruct-pd-rt"},
+		{"nemotron-nano-8b", "LlamaForCausalLM", "8.03B", "", "vllm-llama-3-1-nemotron-nano-8b-v1-rt", ""},
+		{"llama-3-3-70b", "LlamaForCausalLM", "70.6B", "", "srt-llama-3-3-70b-instruct-rt", "srt-llama-3-1-70b-instruct-pd-rt"},
+		{"llama-3-1-405b-fp8", "LlamaForCausalLM", "405B", "fp8", "vllm-llama-3-1-405b-instruct-fp8-rt", ""},
+		{"mistral-7b", "MistralForCausalLM", "7.2B", "", "srt-mistral-7b-instruct-rt", "srt-mistral-7b-instruct-pd-rt"},
+		{"e5-mistral-7b", "MistralModel", "7.1B", "", "srt-e5-mistral-7b-instruct-rt", ""},
+		{"mixtral-8x7b", "MixtralForCausalLM", "46.7B", "", "srt-mixtral-8x7b-instruct-rt", "srt-mixtral-8x7b-instruct-pd-rt"},
+		{"llama-3-2-11b-vision", "MllamaForConditionalGeneration", "10.7B", "", "srt-llama-3-2-11b-vision-instruct-rt", ""},
+		{"llama-3-2-90b-vision", "MllamaForConditionalGeneration", "88.6B", "", "srt-llama-3-2-90b-vision-instruct-rt", ""},
+		{"llama-4-scout", "Llama4ForConditionalGeneration", "109B", "", "srt-llama-4-scout-17b-16e-instruct-rt", "srt-llama-4-scout-17b-16e-instruct-pd-rt"},
+		{"llama-4-maverick-fp8", "Llama4ForConditionalGeneration", "402B", "fp8", "srt-llama-4-maverick-17b-128e-instruct-fp8-rt", "srt-llama-4-maverick-17b-128e-instruct-fp8-pd-rt"},
+		{"nemotron-super-49b", "DeciLMForCausalLM", "49.9B", "", "vllm-llama-3-3-nemotron-super-49b-v1-rt", ""},
+		{"nemotron-ultra-253b", "DeciLMForCausalLM", "253B", "", "vllm-llama-3-1-nemotron-ultra-253b-v1-rt", ""},
+		{"deepseek-v3", "DeepseekV3ForCausalLM", "671B", "fp8", "srt-deepseek-rdma-rt", "srt-deepseek-rdma-pd-rt"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.model, func(t *testing.T) {
+			bm := &v1beta1.ClusterBaseModel{
+				ObjectMeta: metav1.ObjectMeta{Name: tc.model},
+				Spec: v1beta1.BaseModelSpec{
+					ModelFormat:        v1beta1.ModelFormat{Name: "safetensors", Version: ptrTo("1.0.0")},
+					ModelFramework:     &v1beta1.ModelFrameworkSpec{Name: "transformers", Version: ptrTo("4.47.0")},
+					ModelArchitecture:  ptrTo(tc.arch),
+					ModelParameterSize: ptrTo(tc.size),
+				},
+			}
+			if tc.quant != "" {
+				bm.Spec.Quantization = ptrTo(v1beta1.ModelQuantization(tc.quant))
+			}
+			x.UpsertClusterBaseModel(bm)
+			isvc := &v1beta1.InferenceService{
+				ObjectMeta: metav1.ObjectMeta{Name: tc.model, Namespace: "team-a"},
+				Spec:       v1beta1.InferenceServiceSpec{Model: &v1beta1.ModelRef{Name: tc.model}},
+			}
+			d, err := x.Select(isvc)
+			require.NoError(t, err)
+			assert.Equal(t, "ClusterServingRuntime/"+tc.want, d.RuntimeRef())
+			assert.True(t, d.Runtime.AutoSelected)
+			if tc.pd == "" {
+				return
+			}
+			isvc.Spec.Runtime = &v1beta1.ServingRuntimeRef{Name: tc.pd}
+			d, err = x.Select(isvc)
+			require.NoError(t, err)
+			assert.Equal(t, "ClusterServingRuntime/"+tc.pd, d.RuntimeRef())
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
