@@ -289,8 +289,9 @@ func TestDeployment(t *testing.T) {
 					assert.Equal(t, corev1.StorageMediumMemory, vol.EmptyDir.Medium, "keys never touch the node's disk")
 				}
 				assert.False(t, mount.ReadOnly)
-				for _, arg := range []string{"--self-managed-certs", "--cert-secret=" + secretName,
-					"--mutating-webhook-config=" + mutatingName, "--validating-webhook-config=" + validatingName} {
+				for _, arg := range []string{"--self-signed", "--cert-secret=" + secretName,
+					"--dns-names=" + serviceDNSName + "," + serviceDNSName + ".cluster.local",
+					"--mutating-config=" + mutatingName, "--validating-config=" + validatingName} {
 					assert.Contains(t, c.Args, arg)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"slices"
 	"time"
 
@@ -34,7 +35,7 @@ const renewFraction = 3
 
 // EnsureSecret returns the CA and serving certificate kept in the Secret
 // namespace/name, creating the Secret when it is missing and renewing its
-// content when the serving certificate does not cover dnsNames, is in the
+// content when the serving certificate does not cover dnsNames and ips, is in the
 // last third of its validity, or does not parse.
 //
 // Every replica calls it at start and periodically; the Secret is the one
@@ -49,7 +50,7 @@ const renewFraction = 3
 // valid): injected as caBundle, it lets the apiserver trust both while
 // replicas switch over.
 func EnsureSecret(ctx context.Context, client kubernetes.Interface, namespace, name string,
-	dnsNames []string, validity time.Duration, now time.Time,
+	dnsNames []string, ips []net.IP, validity time.Duration, now time.Time,
 ) (*certs.Bundle, error) {
 	secrets := client.CoreV1().Secrets(namespace)
 	var result *certs.Bundle
@@ -58,7 +59,7 @@ func EnsureSecret(ctx context.Context, client kubernetes.Interface, namespace, n
 	}, func() error {
 		secret, err := secrets.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			b, err := certs.Generate(dnsNames, nil, validity, now)
+			b, err := certs.Generate(dnsNames, ips, validity, now)
 			if err != nil {
 				return err
 			}
@@ -76,7 +77,7 @@ func EnsureSecret(ctx context.Context, client kubernetes.Interface, namespace, n
 		if err != nil {
 			return err
 		}
-		b, fresh, err := refresh(secret, dnsNames, validity, now)
+		b, fresh, err := refresh(secret, dnsNames, ips, validity, now)
 		if err != nil {
 			return err
 		}
@@ -104,22 +105,22 @@ func EnsureSecret(ctx context.Context, client kubernetes.Interface, namespace, n
 
 // refresh decides whether the Secret's bundle can be used as is. It returns
 // the bundle to use and whether it is new (must be written back).
-func refresh(secret *corev1.Secret, dnsNames []string, validity time.Duration, now time.Time) (*certs.Bundle, bool, error) {
+func refresh(secret *corev1.Secret, dnsNames []string, ips []net.IP, validity time.Duration, now time.Time) (*certs.Bundle, bool, error) {
 	b := &certs.Bundle{
 		CACert:      secret.Data[SecretKeyCACert],
 		CAKey:       secret.Data[SecretKeyCAKey],
 		ServingCert: secret.Data[SecretKeyCert],
 		ServingKey:  secret.Data[SecretKeyKey],
 	}
-	if usable(b, dnsNames, validity, now) {
+	if usable(b, dnsNames, ips, validity, now) {
 		return b, false, nil
 	}
 	// Re-issue with the same CA when it can; the caBundle then stays put.
 	renewed := *b
-	if err := renewed.RenewServing(dnsNames, nil, validity, now); err == nil {
+	if err := renewed.RenewServing(dnsNames, ips, validity, now); err == nil {
 		return &renewed, true, nil
 	}
-	fresh, err := certs.Generate(dnsNames, nil, validity, now)
+	fresh, err := certs.Generate(dnsNames, ips, validity, now)
 	if err != nil {
 		return nil, false, err
 	}
@@ -132,8 +133,8 @@ func refresh(secret *corev1.Secret, dnsNames []string, validity time.Duration, n
 }
 
 // usable reports whether the serving certificate parses, matches its key,
-// chains to the CA, covers every name and is not due for renewal.
-func usable(b *certs.Bundle, dnsNames []string, validity time.Duration, now time.Time) bool {
+// chains to the CA, covers every name and IP and is not due for renewal.
+func usable(b *certs.Bundle, dnsNames []string, ips []net.IP, validity time.Duration, now time.Time) bool {
 	cas, err := certs.ParseCertificates(b.CACert)
 	if err != nil || len(b.CAKey) == 0 {
 		return false
@@ -151,7 +152,11 @@ func usable(b *certs.Bundle, dnsNames []string, validity time.Duration, now time
 	for _, ca := range cas {
 		roots.AddCert(ca)
 	}
-	for _, n := range dnsNames {
+	hosts := slices.Clone(dnsNames)
+	for _, ip := range ips {
+		hosts = append(hosts, ip.String())
+	}
+	for _, n := range hosts {
 		if _, err := leaf.Verify(x509.VerifyOptions{DNSName: n, Roots: roots, CurrentTime: now}); err != nil {
 			return false
 		}

@@ -3,6 +3,7 @@ package cabundle
 import (
 	"context"
 	"crypto/x509"
+	"net"
 	"testing"
 	"time"
 
@@ -41,6 +42,7 @@ func TestEnsureSecret(t *testing.T) {
 		shipped     bool          // the empty Secret of deploy/overlays/self-managed
 		now         time.Time
 		dnsNames    []string
+		ips         []net.IP
 		wantWrite   string // "", "create" or "update"
 		wantSameCA  bool   // the CA of the existing Secret is kept
 		wantSameAll bool   // nothing changed at all
@@ -50,6 +52,7 @@ func TestEnsureSecret(t *testing.T) {
 		{name: "valid Secret is used as is", existing: stored, now: created.Add(24 * time.Hour), dnsNames: names, wantSameAll: true, wantCAs: 1},
 		{name: "last third of validity: renewed, same CA", existing: stored, now: created.Add(validity * 7 / 10), dnsNames: names, wantWrite: "update", wantSameCA: true, wantCAs: 1},
 		{name: "a name not covered: renewed, same CA", existing: stored, now: created.Add(time.Hour), dnsNames: append([]string{"extra.berth-system.svc"}, names...), wantWrite: "update", wantSameCA: true, wantCAs: 1},
+		{name: "an IP not covered: renewed, same CA", existing: stored, now: created.Add(time.Hour), dnsNames: names, ips: []net.IP{net.ParseIP("127.0.0.1")}, wantWrite: "update", wantSameCA: true, wantCAs: 1},
 		{name: "CA too old for another serving cert: new CA, old one still trusted", existing: stored, now: created.Add(validity*3 + 24*time.Hour), dnsNames: names, wantWrite: "update", wantCAs: 2},
 		{name: "CA expired: new CA alone", existing: stored, now: created.Add(validity * 5), dnsNames: names, wantWrite: "update", wantCAs: 1},
 		{name: "empty Secret shipped by the overlay: filled", shipped: true, now: created, dnsNames: names, wantWrite: "update", wantCAs: 1},
@@ -76,7 +79,7 @@ func TestEnsureSecret(t *testing.T) {
 			}
 			client := fake.NewClientset(objects...)
 
-			got, err := EnsureSecret(context.Background(), client, ns, secretName, tc.dnsNames, validity, tc.now)
+			got, err := EnsureSecret(context.Background(), client, ns, secretName, tc.dnsNames, tc.ips, validity, tc.now)
 			require.NoError(t, err)
 
 			assert.Equal(t, tc.wantWrite, writeVerb(client), "write to the Secret")
@@ -99,7 +102,7 @@ func TestEnsureSecret(t *testing.T) {
 				require.NoError(t, err)
 				assert.True(t, cas[1].Equal(oldCA[0]), "the old CA follows the new one")
 			}
-			assertServes(t, got, tc.dnsNames, tc.now)
+			assertServes(t, got, tc.dnsNames, tc.ips, tc.now)
 		})
 	}
 }
@@ -117,7 +120,7 @@ func TestEnsureSecretLosesCreateRace(t *testing.T) {
 		return true, nil, apierrors.NewAlreadyExists(schema.GroupResource{Resource: "secrets"}, secretName)
 	})
 
-	got, err := EnsureSecret(context.Background(), client, ns, secretName, names, validity, created)
+	got, err := EnsureSecret(context.Background(), client, ns, secretName, names, nil, validity, created)
 	require.NoError(t, err)
 	assert.Equal(t, string(winner.CACert), string(got.CACert))
 	assert.Equal(t, string(winner.ServingCert), string(got.ServingCert))
@@ -147,7 +150,7 @@ func TestEnsureSecretErrors(t *testing.T) {
 					return true, nil, tc.err
 				})
 			}
-			got, err := EnsureSecret(context.Background(), client, ns, secretName, tc.dnsNames, validity, created)
+			got, err := EnsureSecret(context.Background(), client, ns, secretName, tc.dnsNames, nil, validity, created)
 			require.Error(t, err)
 			assert.Nil(t, got)
 			for _, want := range tc.wantErr {
@@ -168,15 +171,19 @@ func writeVerb(client *fake.Clientset) string {
 
 // assertServes checks the serving certificate verifies for every name
 // against the returned CA bundle and is not due for renewal.
-func assertServes(t *testing.T, b *certs.Bundle, dnsNames []string, now time.Time) {
+func assertServes(t *testing.T, b *certs.Bundle, dnsNames []string, ips []net.IP, now time.Time) {
 	t.Helper()
 	roots := x509.NewCertPool()
 	require.True(t, roots.AppendCertsFromPEM(b.CACert))
 	leafs, err := certs.ParseCertificates(b.ServingCert)
 	require.NoError(t, err)
-	for _, n := range dnsNames {
+	hosts := append([]string(nil), dnsNames...)
+	for _, ip := range ips {
+		hosts = append(hosts, ip.String())
+	}
+	for _, n := range hosts {
 		_, err := leafs[0].Verify(x509.VerifyOptions{DNSName: n, Roots: roots, CurrentTime: now})
 		assert.NoError(t, err, n)
 	}
-	assert.True(t, usable(b, dnsNames, validity, now))
+	assert.True(t, usable(b, dnsNames, ips, validity, now))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -23,9 +24,13 @@ const (
 // Call Sync once before creating the certs.Reloader (the files must exist),
 // then Run in a goroutine.
 type SelfManaged struct {
-	Client                       kubernetes.Interface
-	Namespace, SecretName        string // berth-system, berth-webhook-tls
-	ServiceName                  string // berth-webhook: the serving certificate covers its DNS names
+	Client                kubernetes.Interface
+	Namespace, SecretName string // berth-system, berth-webhook-tls
+	// DNSNames and IPs the serving certificate covers. Empty DNSNames: the
+	// names of the Service ServiceName in Namespace.
+	DNSNames                     []string
+	IPs                          []net.IP
+	ServiceName                  string // berth-webhook
 	MutatingName, ValidatingName string // berth-mutating, berth-validating
 	CertDir                      string // /certs
 	Validity                     time.Duration
@@ -39,8 +44,12 @@ type SelfManaged struct {
 // one (see EnsureSecret), so no admission sees a certificate the apiserver
 // does not trust yet.
 func (s *SelfManaged) Sync(ctx context.Context) error {
-	if s.Client == nil || s.Namespace == "" || s.SecretName == "" || s.ServiceName == "" || s.CertDir == "" {
-		return errors.New("cabundle: SelfManaged needs Client, Namespace, SecretName, ServiceName and CertDir (see deploy/overlays/self-managed for the values)")
+	if s.Client == nil || s.Namespace == "" || s.SecretName == "" || s.CertDir == "" || (len(s.DNSNames) == 0 && s.ServiceName == "") {
+		return errors.New("cabundle: SelfManaged needs Client, Namespace, SecretName, CertDir and DNSNames or ServiceName (see deploy/overlays/self-managed for the values)")
+	}
+	dnsNames := s.DNSNames
+	if len(dnsNames) == 0 {
+		dnsNames = ServiceDNSNames(s.ServiceName, s.Namespace)
 	}
 	validity := s.Validity
 	if validity <= 0 {
@@ -50,7 +59,7 @@ func (s *SelfManaged) Sync(ctx context.Context) error {
 	if s.Now != nil {
 		now = s.Now
 	}
-	b, err := EnsureSecret(ctx, s.Client, s.Namespace, s.SecretName, ServiceDNSNames(s.ServiceName, s.Namespace), validity, now())
+	b, err := EnsureSecret(ctx, s.Client, s.Namespace, s.SecretName, dnsNames, s.IPs, validity, now())
 	if err != nil {
 		return err
 	}
