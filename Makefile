@@ -65,7 +65,7 @@ test-unit: ## Unit tests of the pure packages (no control plane).
 
 .PHONY: test
 test: deps ## Everything: unit tests and the e2e suite against a real control plane.
-	go test ./...
+	go test -timeout 30m ./...
 
 # --- local control plane (issue 3): etcd, Kubernetes v1.34.4 built from the Go
 # module proxy through hack/kube-build, kwok. Each is built once into a

@@ -100,6 +100,8 @@ func TestGPUPodRunsOnH100Node(t *testing.T) {
 
 	pod := waitPod(t, ns, "two-gpus", 60*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 	require.NotEmpty(t, pod.Spec.NodeName)
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
 	node, err := env.Kube.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, h100Product, node.Labels["nvidia.com/gpu.product"], "scheduled on %s", node.Name)

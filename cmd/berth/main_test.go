@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestDispatch(t *testing.T) {
+	var gotArgs []string
+	commands["test-echo"] = command{Name: "test-echo", Summary: "records its arguments", Run: func(_ context.Context, args []string, _, _ io.Writer) error {
+		gotArgs = args
+		return nil
+	}}
+	commands["test-fail"] = command{Name: "test-fail", Summary: "fails", Run: func(context.Context, []string, io.Writer, io.Writer) error {
+		return errors.New("etcd exited (exit status 1)")
+	}}
+	t.Cleanup(func() { delete(commands, "test-echo"); delete(commands, "test-fail") })
+
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr []string
+	}{
+		{"no command prints usage", nil, 2, []string{"usage: berth <command>", "up ", "demo ", "test-echo "}},
+		{"help", []string{"help"}, 0, []string{"usage: berth <command>"}},
+		{"unknown command", []string{"nope"}, 2, []string{`berth: unknown command "nope"`, "usage:"}},
+		{"runs the command with the rest", []string{"test-echo", "-v", "x"}, 0, nil},
+		{"errors name the command", []string{"test-fail"}, 1, []string{"berth test-fail: etcd exited (exit status 1)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tc.args, &stdout, &stderr)
+			assert.Equal(t, tc.wantCode, code, stderr.String())
+			for _, w := range tc.wantStderr {
+				assert.Contains(t, stderr.String(), w)
+			}
+		})
+	}
+	assert.Equal(t, []string{"-v", "x"}, gotArgs)
+}
+
+func TestCountKinds(t *testing.T) {
+	assert.Equal(t, "none", countKinds(nil))
+	assert.Equal(t, "2 ClusterServingRuntime, 1 AcceleratorClass",
+		countKinds([]string{"ClusterServingRuntime/a", "AcceleratorClass/x", "ClusterServingRuntime/b"}))
+}

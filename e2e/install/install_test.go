@@ -1,0 +1,114 @@
+package install
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+)
+
+func TestDecodeObjects(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []string // Kind/name
+		wantErr string
+	}{
+		{"multi-document with empty ones", "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n---\n# only a comment\n---\napiVersion: ome.io/v1beta1\nkind: AcceleratorClass\nmetadata: {name: b}\n",
+			[]string{"ConfigMap/a", "AcceleratorClass/b"}, ""},
+		{"json", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"x"}}`, []string{"Namespace/x"}, ""},
+		{"missing kind", "apiVersion: v1\nmetadata: {name: a}\n", nil, "f.yaml: document 1: set apiVersion and kind"},
+		{"missing name", "apiVersion: v1\nkind: ConfigMap\n", nil, "f.yaml: document 1 (ConfigMap): set metadata.name"},
+		{"broken yaml names the document", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: [\n", nil, "f.yaml: document 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := DecodeObjects([]byte(tc.in), "f.yaml")
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			var got []string
+			for _, o := range objs {
+				got = append(got, o.GetKind()+"/"+o.GetName())
+				assert.Equal(t, "f.yaml", o.Source)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestReadObjectsFolderIsSortedAndSkipsKustomization(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"b.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+		"a.yml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nmetadata: {name: k}\n",
+		"notes.txt":          "not yaml",
+	}
+	for n, c := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644))
+	}
+	objs, err := ReadObjects(dir)
+	require.NoError(t, err)
+	require.Len(t, objs, 2)
+	assert.Equal(t, "a", objs[0].GetName())
+	assert.Equal(t, "b", objs[1].GetName())
+	assert.Equal(t, "ConfigMap/b ("+filepath.Join(dir, "b.yaml")+")", objs[1].String())
+}
+
+// Every CRD of the repository decodes (the suite applies them as read here).
+func TestRepositoryCRDsDecode(t *testing.T) {
+	objs, err := ReadObjects(filepath.Join("..", "..", "deploy", "crds"))
+	require.NoError(t, err)
+	require.NotEmpty(t, objs)
+	for _, o := range objs {
+		assert.Equal(t, "CustomResourceDefinition", o.GetKind(), o.String())
+	}
+}
+
+func TestPointAt(t *testing.T) {
+	path := "/mutate/pods"
+	url := "https://berth-webhook.berth-system.svc:443/validate/acceleratorclasses"
+	ca := []byte("PEM")
+	tests := []struct {
+		name    string
+		base    string
+		in      admissionregistrationv1.WebhookClientConfig
+		want    string
+		wantErr string
+	}{
+		{"service reference keeps its path", "https://127.0.0.1:9443",
+			admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "berth-webhook", Namespace: "berth-system", Path: &path}},
+			"https://127.0.0.1:9443/mutate/pods", ""},
+		{"url keeps its path, not its host", "https://127.0.0.1:9443/",
+			admissionregistrationv1.WebhookClientConfig{URL: &url},
+			"https://127.0.0.1:9443/validate/acceleratorclasses", ""},
+		{"no path", "https://127.0.0.1:9443",
+			admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "x", Namespace: "y"}},
+			"https://127.0.0.1:9443/", ""},
+		{"plain http is refused", "http://127.0.0.1:9443", admissionregistrationv1.WebhookClientConfig{URL: &url}, "", "want https://127.0.0.1:<port>"},
+		{"no host", "https://", admissionregistrationv1.WebhookClientConfig{URL: &url}, "", "want https://127.0.0.1:<port>"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cc := tc.in
+			err := WebhookEndpoint{BaseURL: tc.base, CABundle: ca}.PointAt(&cc)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.NotNil(t, cc.URL)
+			assert.Equal(t, tc.want, *cc.URL)
+			assert.Nil(t, cc.Service, "a URL and a service reference are exclusive")
+			assert.Equal(t, ca, cc.CABundle)
+		})
+	}
+}
