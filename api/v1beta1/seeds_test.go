@@ -287,6 +287,16 @@ func seedCases() []seedCase {
 			assert.Equal(t, []string{"80Gi"}, ac.Spec.Discovery.NodeSelectorTerms[0].MatchExpressions[0].Values)
 			qty(t, ac.Spec.Capabilities.MemoryGB, "80Gi")
 		}},
+		{"004-prefill-engine-runtimes.yaml", &InferenceService{}, func(t *testing.T, obj any) {
+			e := obj.(*InferenceService).Spec.Engine
+			require.Len(t, e.EngineRuntimes, 1)
+			r := e.EngineRuntimes[0]
+			assert.Equal(t, "sglang-pd-runtime", r.ProfileName)
+			require.Len(t, r.Containers, 1)
+			assert.Equal(t, "patio-runtime", r.Containers[0].Name)
+			assert.Equal(t, []string{`--instance-info={"data":{"port":8000,"worker_type":"prefill", "bootstrap_port":34000}}`}, r.Containers[0].Args)
+			assert.Equal(t, "8000", envValue(r.Containers[0].Env, "SGL_ROUTER_PORT"))
+		}},
 		{"004-sglang-pd-runtime.yaml", &ClusterEngineRuntimeProfile{}, func(t *testing.T, obj any) {
 			p := obj.(*ClusterEngineRuntimeProfile)
 			assert.Equal(t, ProfileNoUpdate, p.Spec.UpdateStrategy)
