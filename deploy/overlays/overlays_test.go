@@ -389,7 +389,10 @@ func TestSelfManagedCertificates(t *testing.T) {
 	objs := render(t, "self-managed")
 	var secret corev1.Secret
 	objs.decode(t, "Secret", namespace, secretName, &secret)
-	assert.Equal(t, corev1.SecretTypeTLS, secret.Type, "the type is immutable; the webhook fills a kubernetes.io/tls Secret")
+	// A server-side re-apply must own nothing the webhook writes.
+	assert.Empty(t, secret.Data, "shipped empty: the webhook fills it")
+	assert.Empty(t, secret.StringData)
+	assert.Empty(t, secret.Type, "a typed Secret would require data keys the webhook owns")
 	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
 		for _, o := range objs.ofKind(kind) {
 			assert.NotContains(t, string(o.raw), "cert-manager.io", "%s: the webhook injects caBundle itself", o)

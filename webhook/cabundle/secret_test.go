@@ -39,7 +39,7 @@ func TestEnsureSecret(t *testing.T) {
 		name        string
 		existing    *certs.Bundle // nil: no Secret
 		garbage     bool          // Secret exists with unusable content
-		shipped     bool          // the empty Secret of deploy/overlays/self-managed
+		shipped     bool          // the empty Opaque Secret of deploy/overlays/self-managed
 		now         time.Time
 		dnsNames    []string
 		ips         []net.IP
@@ -71,11 +71,7 @@ func TestEnsureSecret(t *testing.T) {
 				})
 			}
 			if tc.shipped {
-				objects = append(objects, &corev1.Secret{
-					ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns},
-					Type:       corev1.SecretTypeTLS,
-					Data:       map[string][]byte{"tls.crt": {}, "tls.key": {}},
-				})
+				objects = append(objects, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns}})
 			}
 			client := fake.NewClientset(objects...)
 
@@ -85,8 +81,10 @@ func TestEnsureSecret(t *testing.T) {
 			assert.Equal(t, tc.wantWrite, writeVerb(client), "write to the Secret")
 			secret, err := client.CoreV1().Secrets(ns).Get(context.Background(), secretName, metav1.GetOptions{})
 			require.NoError(t, err)
-			if !tc.garbage {
+			if tc.wantWrite == "create" || tc.existing != nil {
 				assert.Equal(t, corev1.SecretTypeTLS, secret.Type)
+			} else {
+				assert.Empty(t, secret.Type, "an update never changes the immutable type")
 			}
 			assert.Equal(t, secretData(got), secret.Data, "the returned bundle is what the Secret holds")
 

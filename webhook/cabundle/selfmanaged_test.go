@@ -20,11 +20,8 @@ import (
 func newSelfManaged(t *testing.T, now *atomic.Int64) (*SelfManaged, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewClientset(
-		&corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns},
-			Type:       corev1.SecretTypeTLS,
-			Data:       map[string][]byte{"tls.crt": {}, "tls.key": {}},
-		},
+		// As deploy/overlays/self-managed ships it.
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns}},
 		mutating("berth-mutating", nil, "pods.mutate.ome.io", "inferenceservices.mutate.ome.io"),
 		validating("berth-validating", nil, "a.validate.ome.io"),
 	)
