@@ -53,6 +53,9 @@ type Options struct {
 	Timeout time.Duration
 	// Log receives one line per step. Default: io.Discard.
 	Log io.Writer
+	// OnStop runs last in Stop: Attach uses it to delete the cluster it
+	// was given (kind). Its error is printed to Log.
+	OnStop func() error
 }
 
 // Cluster is a running local control plane.
@@ -70,6 +73,7 @@ type Cluster struct {
 
 	opts      Options
 	pki       *pki
+	attached  *rest.Config // set by Attach: a cluster this package did not start
 	mu        sync.Mutex
 	processes []*Process
 	stopOnce  sync.Once
@@ -209,6 +213,55 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	return c, nil
 }
 
+// Attach wraps a cluster started elsewhere (kind) given its admin
+// kubeconfig: only kwok runs here, with the same flags and Stage files, so
+// the fake fleet and the suite work the same way.
+func Attach(ctx context.Context, kubeconfigPath string, opts Options) (c *Cluster, err error) {
+	os.Setenv(WatchListEnv, "false")
+	if opts.Timeout == 0 {
+		opts.Timeout = 90 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("read kubeconfig %s: %w", kubeconfigPath, err)
+	}
+	c = &Cluster{opts: opts, RunDir: opts.RunDir, KubeconfigPath: kubeconfigPath, APIServerURL: cfg.Host, CAPEM: cfg.CAData, attached: cfg}
+	if c.RunDir == "" {
+		if c.RunDir, err = os.MkdirTemp("", "berth-cluster-"); err != nil {
+			return nil, err
+		}
+		c.ownRunDir = true
+	}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	if opts.StageDir != "" {
+		t := time.Now()
+		stages, err := filepath.Glob(filepath.Join(opts.StageDir, "*.yaml"))
+		if err != nil || len(stages) == 0 {
+			return nil, fmt.Errorf("no kwok Stage files (*.yaml) in %s: kwok fakes nothing without them", opts.StageDir)
+		}
+		ports, err := FreePorts(1)
+		if err != nil {
+			return nil, err
+		}
+		kwok, err := c.start("kwok", opts.Binaries.Kwok, kwokArgs(kubeconfigPath, stages, ports[0]))
+		if err != nil {
+			return nil, err
+		}
+		if err := kwok.WaitReady(ctx, opts.Timeout, httpReady(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(ports[0])+"/healthz", "")); err != nil {
+			return nil, err
+		}
+		c.Timings = append(c.Timings, Timing{"kwok", time.Since(t)})
+	}
+	return c, nil
+}
+
 // StartProcess runs an extra process next to the control plane (a berth
 // webhook or reconciler, say) with the same environment, log folder and
 // teardown, and waits until ready answers nil. This is the seam for
@@ -267,6 +320,11 @@ func (c *Cluster) Stop() {
 		if c.ownRunDir && !c.opts.KeepRunDir {
 			os.RemoveAll(c.RunDir)
 		}
+		if c.opts.OnStop != nil {
+			if err := c.opts.OnStop(); err != nil {
+				fmt.Fprintf(c.opts.Log, "berth: stopping: %v\n", err)
+			}
+		}
 	})
 }
 
@@ -291,6 +349,9 @@ func (c *Cluster) StopOnSignal() (release func()) {
 
 // RESTConfig is an admin client configuration for the cluster.
 func (c *Cluster) RESTConfig() *rest.Config {
+	if c.attached != nil {
+		return rest.CopyConfig(c.attached)
+	}
 	return &rest.Config{
 		Host:            c.APIServerURL,
 		BearerToken:     c.pki.AdminToken,

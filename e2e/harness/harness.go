@@ -49,6 +49,11 @@ type Options struct {
 	KeepRunDir bool
 	// Log receives progress lines. Default io.Discard.
 	Log io.Writer
+	// Kubeconfig of a cluster started elsewhere (kind): Up attaches to it
+	// instead of starting a control plane, and runs only kwok here.
+	Kubeconfig string
+	// OnStop runs when the environment stops (kind: delete the cluster).
+	OnStop func() error
 }
 
 // Env is a running local environment.
@@ -96,13 +101,20 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	}
 	env.Timings = append(env.Timings, cluster.Timing{Step: "binaries", Duration: time.Since(t)})
 
-	c, err := cluster.Start(ctx, cluster.Options{
+	copts := cluster.Options{
 		Binaries:   bins,
 		StageDir:   filepath.Join(opts.Root, "e2e", "kwok", "stages"),
 		KeepRunDir: opts.KeepRunDir,
 		Timeout:    opts.Timeout,
 		Log:        opts.Log,
-	})
+		OnStop:     opts.OnStop,
+	}
+	var c *cluster.Cluster
+	if opts.Kubeconfig != "" {
+		c, err = cluster.Attach(ctx, opts.Kubeconfig, copts)
+	} else {
+		c, err = cluster.Start(ctx, copts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("start the local control plane: %w", err)
 	}
