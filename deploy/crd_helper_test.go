@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -115,21 +116,37 @@ func validateCRDDefinition(crd *apiextensionsv1.CustomResourceDefinition) field.
 }
 
 // loadValidators returns a validator per kind for every CRD in deploy/crds.
+// Building them parses the large InferenceService and runtime schemas, so
+// they are built once per test binary and shared (they are read-only).
 func loadValidators(t *testing.T) map[string]*crdValidator {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(crdDir, "ome.io_*.yaml"))
+	v, err := sharedValidators()
 	require.NoError(t, err)
-	require.NotEmpty(t, paths, "no CRDs in %s; run make generate", crdDir)
+	return v
+}
+
+var sharedValidators = sync.OnceValues(func() (map[string]*crdValidator, error) {
+	paths, err := filepath.Glob(filepath.Join(crdDir, "ome.io_*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no CRDs in %s; run make generate", crdDir)
+	}
 	out := map[string]*crdValidator{}
 	for _, p := range paths {
 		crd, err := readCRD(p)
-		require.NoError(t, err)
+		if err != nil {
+			return nil, err
+		}
 		v, err := newCRDValidator(crd)
-		require.NoError(t, err)
+		if err != nil {
+			return nil, err
+		}
 		out[crd.Spec.Names.Kind] = v
 	}
-	return out
-}
+	return out, nil
+})
 
 // manifest is one YAML document of a file.
 type manifest struct {
