@@ -13,7 +13,11 @@ import (
 // Defaults of SelfManaged.
 const (
 	DefaultValidity   = 90 * 24 * time.Hour
-	DefaultCheckEvery = time.Hour
+	// DefaultCheckEvery is short because a re-created webhook configuration
+	// (re-applied manifests, an emergency delete undone) has no caBundle and
+	// fails every admission until the next round; a round that changes
+	// nothing costs three GETs.
+	DefaultCheckEvery = time.Minute
 )
 
 // SelfManaged is the certificate loop of a webhook replica installed with
