@@ -183,6 +183,15 @@ func TestRuntimesAreRealistic(t *testing.T) {
 				require.NotNil(t, f.Priority)
 			}
 
+			req := spec.AcceleratorRequirements
+			require.NotNil(t, req, "CUDA images need NVIDIA classes: set acceleratorRequirements")
+			require.NotNil(t, req.RequiredCapabilities)
+			assert.Equal(t, "8.0", req.RequiredCapabilities.MinComputeCapability)
+			require.NotNil(t, req.RequiredCapabilities.MemoryGB, "memory per GPU")
+			if f.Quantization != nil && *f.Quantization == "fp8" {
+				assert.Contains(t, req.RequiredCapabilities.RequiredFeatures, "fp8", "fp8 weights need fp8 tensor cores")
+			}
+
 			require.NotNil(t, spec.ModelSizeRange)
 			lo, hi := mustSize(t, spec.ModelSizeRange.Min), mustSize(t, spec.ModelSizeRange.Max)
 			assert.Less(t, lo, hi)

@@ -128,6 +128,14 @@ func TestRuntimesServeTheirModels(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, "ClusterServingRuntime/"+tc.want, d.RuntimeRef())
 			assert.True(t, d.Runtime.AutoSelected)
+			assertClassFits(t, d)
+
+			// Asking for an AMD class does not put a CUDA image on it.
+			amd := isvc.DeepCopy()
+			amd.Spec.AcceleratorSelector = &v1beta1.AcceleratorSelector{PreferredClasses: []string{"amd-mi250x"}}
+			if d, err := x.Select(amd); err == nil {
+				assert.NotEqual(t, "amd-mi250x", d.AcceleratorClassName())
+			}
 			if tc.pd == "" {
 				return
 			}
@@ -140,3 +148,19 @@ func TestRuntimesServeTheirModels(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// assertClassFits: the class chosen for a runtime meets the runtime's
+// requirements (NVIDIA compute capability 8.0+, memory per GPU, fp8).
+func assertClassFits(t *testing.T, d *selection.Decision) {
+	t.Helper()
+	ac := d.AcceleratorClass
+	require.NotNil(t, ac, "no class chosen")
+	req := d.Runtime.Spec.AcceleratorRequirements
+	require.NotNil(t, req)
+	assert.Equal(t, "nvidia", ac.Spec.Vendor, "class %s", ac.Name)
+	require.NotNil(t, ac.Spec.Capabilities.MemoryGB)
+	assert.GreaterOrEqual(t, ac.Spec.Capabilities.MemoryGB.Cmp(*req.RequiredCapabilities.MemoryGB), 0, "class %s has less memory than %s needs", ac.Name, d.Runtime.Name)
+	for _, f := range req.RequiredCapabilities.RequiredFeatures {
+		assert.Contains(t, ac.Spec.Capabilities.Features, f, "class %s", ac.Name)
+	}
+}
