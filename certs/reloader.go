@@ -20,6 +20,9 @@ import (
 // costing two small file reads.
 const DefaultReloadInterval = 10 * time.Second
 
+// settleDelay is how long a failed load waits before its one retry.
+const settleDelay = 100 * time.Millisecond
+
 // Reloader serves a key pair from certFile/keyFile and reloads it when the
 // files change.
 //
@@ -41,6 +44,7 @@ type Reloader struct {
 
 	reloads, failures atomic.Uint64
 	startOnce         sync.Once
+	sleep             func(time.Duration) // time.Sleep; tests finish a write in it
 
 	mu        sync.Mutex // guards the fields below
 	servedSum [sha256.Size]byte
@@ -60,7 +64,7 @@ func NewReloader(certFile, keyFile string, interval time.Duration, log *slog.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Reloader{certFile: certFile, keyFile: keyFile, interval: interval, log: log}
+	r := &Reloader{certFile: certFile, keyFile: keyFile, interval: interval, log: log, sleep: time.Sleep}
 	sum, cert, err := r.load()
 	if err != nil {
 		return nil, err
@@ -146,6 +150,14 @@ func (r *Reloader) Failures() uint64 { return r.failures.Load() }
 // served, unless that exact content already failed.
 func (r *Reloader) check() {
 	sum, cert, err := r.load()
+	if err != nil && !r.alreadyHandled(sum) {
+		// Writers replace the two files one after the other (WriteFiles,
+		// cp, a cert-manager-less script): a poll between the renames sees
+		// a new certificate with the old key. Look again shortly before
+		// calling it a failure, so a normal rotation logs no warning.
+		r.sleep(min(r.interval, settleDelay))
+		sum, cert, err = r.load()
+	}
 	r.mu.Lock()
 	if sum == r.servedSum || (err != nil && sum == r.failedSum) {
 		r.mu.Unlock()
@@ -172,6 +184,14 @@ func (r *Reloader) check() {
 	for _, fn := range callbacks {
 		fn(cert.Leaf)
 	}
+}
+
+// alreadyHandled reports whether sum is the content being served or the
+// content that already failed.
+func (r *Reloader) alreadyHandled(sum [sha256.Size]byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return sum == r.servedSum || sum == r.failedSum
 }
 
 // install makes cert the served certificate and logs what it is.

@@ -177,6 +177,46 @@ func TestReloaderFollowsSecretVolumeSwap(t *testing.T) {
 	assert.Zero(t, r.Failures())
 }
 
+// TestReloaderToleratesRenameGap: a writer replaces the key, and the poll
+// lands before it replaces the certificate. The one retry after a short wait
+// sees the complete pair, so a normal rotation is not reported as a failure;
+// a pair still broken after the wait is.
+func TestReloaderToleratesRenameGap(t *testing.T) {
+	tests := []struct {
+		name         string
+		finishWrite  bool
+		wantFailures uint64
+		wantReloads  uint64
+	}{
+		{"certificate lands during the wait", true, 0, 1},
+		{"certificate never lands", false, 1, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			first, second := generateLoopback(t), generateLoopback(t)
+			require.NoError(t, first.WriteFiles(dir))
+			r, err := NewReloader(filepath.Join(dir, CertFile), filepath.Join(dir, KeyFile), pollInterval, nil)
+			require.NoError(t, err)
+			waited := 0
+			r.sleep = func(time.Duration) {
+				waited++
+				if tc.finishWrite {
+					writeFile(t, dir, CertFile, second.ServingCert)
+				}
+			}
+			writeFile(t, dir, KeyFile, second.ServingKey) // first half of the rotation
+			r.check()
+			assert.Equal(t, 1, waited)
+			assert.Equal(t, tc.wantFailures, r.Failures())
+			assert.Equal(t, tc.wantReloads, r.Reloads())
+			r.check() // nothing new: no second wait, no second count
+			assert.Equal(t, 1, waited)
+			assert.Equal(t, tc.wantFailures, r.Failures())
+		})
+	}
+}
+
 func TestReloaderOnReload(t *testing.T) {
 	dir := t.TempDir()
 	first, second := generateLoopback(t), generateLoopback(t)
