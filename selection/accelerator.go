@@ -2,9 +2,11 @@ package selection
 
 import (
 	"math/bits"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
@@ -20,6 +22,22 @@ type classEval struct {
 	c         *classEntry
 	unmet     string // "" when the class meets the merged requirements
 	available bool
+}
+
+// classScratch is the per-decision working set for "every class" (200 in
+// the benchmark), pooled so that a decision does not leave it to the GC.
+type classScratch struct {
+	evals []classEval
+	ptrs  []*classEval
+}
+
+var classScratchPool = sync.Pool{New: func() any { return &classScratch{} }}
+
+// release drops the references (so the pool pins no class) and returns it.
+func (s *classScratch) release() {
+	clear(s.evals)
+	clear(s.ptrs)
+	classScratchPool.Put(s)
 }
 
 // classChoice is the outcome of class selection.
@@ -129,13 +147,18 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 				warnings = append(warnings, rt.ref+" spec.acceleratorRequirements.supportedClasses lists AcceleratorClass "+quote(n)+", which does not exist")
 			}
 		}
+		sort.Slice(cands, func(i, j int) bool { return cands[i].c.name < cands[j].c.name })
 	} else {
-		cands = make([]*classEval, 0, len(x.classes))
-		for _, c := range x.classes {
-			cands = append(cands, &classEval{c: c})
+		sc := classScratchPool.Get().(*classScratch)
+		defer sc.release()
+		sc.evals = slices.Grow(sc.evals[:0], len(x.classList))[:len(x.classList)]
+		sc.ptrs = slices.Grow(sc.ptrs[:0], len(x.classList))[:len(x.classList)]
+		for i, c := range x.classList {
+			sc.evals[i] = classEval{c: c}
+			sc.ptrs[i] = &sc.evals[i]
 		}
+		cands = sc.ptrs
 	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].c.name < cands[j].c.name })
 	for _, ce := range cands {
 		ce.unmet = req.unmet(ce.c)
 		if ce.unmet == "" {
@@ -229,36 +252,43 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 	if !winner.available {
 		ch.warnings = append(ch.warnings, "AcceleratorClass "+winner.c.name+" currently has no room: its ready nodes lack "+needText(winner.c, nd)+"; the service will wait for capacity")
 	}
-	losers = make([]string, 0, len(cands))
+	// All lines share one buffer: 200 classes would otherwise cost 200
+	// allocations per decision.
+	lb := getLineBuf()
+	winnerScore := strconv.Itoa(int(scores[winner.c.name]))
+	var needRes, needTxt string
 	for _, ce := range cands {
 		if ce == winner {
 			continue
 		}
-		var line string
+		name := ce.c.name
 		switch {
 		case ce.unmet != "":
-			line = ce.unmet
+			lb.add("AcceleratorClass/", name, ": ", ce.unmet)
 		case winner.available && !ce.available && mode != modeAnnotation:
-			line = "fits, but its ready nodes lack " + needText(ce.c, nd) + "; " + winner.c.name + " has room"
+			if r := string(ce.c.resourceFor(nd)); r != needRes || needTxt == "" {
+				needRes, needTxt = r, needText(ce.c, nd)
+			}
+			lb.add("AcceleratorClass/", name, ": fits, but its ready nodes lack ", needTxt, "; ", winner.c.name, " has room")
 		case mode == modeAnnotation:
-			line = "fits, but annotation " + v1beta1.AnnotationAcceleratorClass + " chose " + winner.c.name
+			lb.add("AcceleratorClass/", name, ": fits, but annotation ", v1beta1.AnnotationAcceleratorClass, " chose ", winner.c.name)
 		case mode == modePreferred:
-			if containsString(preferred, ce.c.name) {
-				line = "fits, but spec.acceleratorSelector.preferredClasses lists " + winner.c.name + " first"
+			if containsString(preferred, name) {
+				lb.add("AcceleratorClass/", name, ": fits, but spec.acceleratorSelector.preferredClasses lists ", winner.c.name, " first")
 			} else {
-				line = "fits, but is not in spec.acceleratorSelector.preferredClasses"
+				lb.add("AcceleratorClass/", name, ": fits, but is not in spec.acceleratorSelector.preferredClasses")
 			}
 		case mode == modePreference:
-			if s, ok := scores[ce.c.name]; ok {
-				line = "fits, but its preferenceOrder score " + strconv.Itoa(int(s)) + " does not beat " + winner.c.name + "'s " + strconv.Itoa(int(scores[winner.c.name]))
+			if s, ok := scores[name]; ok {
+				lb.add("AcceleratorClass/", name, ": fits, but its preferenceOrder score ", strconv.Itoa(int(s)), " does not beat ", winner.c.name, "'s ", winnerScore)
 			} else {
-				line = "fits, but no applicable preferenceOrder entry of " + rt.ref + " names it; " + winner.c.name + " scores " + strconv.Itoa(int(scores[winner.c.name]))
+				lb.add("AcceleratorClass/", name, ": fits, but no applicable preferenceOrder entry of ", rt.ref, " names it; ", winner.c.name, " scores ", winnerScore)
 			}
 		default:
-			line = "fits, but strategy " + string(strategy) + " ranks " + winner.c.name + " first"
+			lb.add("AcceleratorClass/", name, ": fits, but strategy ", string(strategy), " ranks ", winner.c.name, " first")
 		}
-		losers = append(losers, "AcceleratorClass/"+ce.c.name+": "+line)
 	}
+	losers = lb.lines()
 	ch.losers = losers
 	return ch, nil
 }

@@ -3,6 +3,7 @@ package selection
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
@@ -101,8 +102,12 @@ func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
 	if cc.c != nil {
 		d.AcceleratorClass = cc.c.obj
 	}
-	d.Explanation = append(append(d.Explanation, rc.losers...), cc.losers...)
-	sort.Strings(d.Explanation)
+	// Class lines ("AcceleratorClass/...") sort before runtime lines
+	// ("ClusterServingRuntime/...", "ServingRuntime/..."), so sorting the
+	// two groups apart and concatenating them is the full sort, for less.
+	sort.Strings(cc.losers)
+	sort.Strings(rc.losers)
+	d.Explanation = append(append(d.Explanation, cc.losers...), rc.losers...)
 	if rc.autoSelected {
 		d.Warnings = append(d.Warnings, "runtime "+d.RuntimeRef()+" was auto-selected for "+m.model.Ref())
 	}
@@ -165,4 +170,55 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 		d.Warnings = append(d.Warnings, "AcceleratorClass "+c.name+" currently has no room: its ready nodes lack "+needText(c, nd))
 	}
 	return d, nil
+}
+
+// lineBuf builds many explanation lines into one allocation. Its scratch
+// space is pooled: the garbage a decision leaves behind costs GC time
+// proportional to the (large) index, so a decision allocates only the final
+// string and the slice of lines.
+type lineBuf struct {
+	b    []byte
+	ends []int
+}
+
+var linePool = sync.Pool{New: func() any { return &lineBuf{} }}
+
+func getLineBuf() *lineBuf {
+	l := linePool.Get().(*lineBuf)
+	l.b, l.ends = l.b[:0], l.ends[:0]
+	return l
+}
+
+// add appends a whole line.
+func (l *lineBuf) add(parts ...string) {
+	l.write(parts...)
+	l.end()
+}
+
+// write appends to the current line; end closes it.
+func (l *lineBuf) write(parts ...string) {
+	for _, p := range parts {
+		l.b = append(l.b, p...)
+	}
+}
+
+func (l *lineBuf) end() { l.ends = append(l.ends, len(l.b)) }
+
+// lines returns the lines and gives the scratch back to the pool; l must
+// not be used afterwards.
+func (l *lineBuf) lines() []string {
+	var out []string
+	if len(l.ends) > 0 {
+		s := string(l.b)
+		out = make([]string, len(l.ends))
+		start := 0
+		for i, e := range l.ends {
+			out[i] = s[start:e]
+			start = e
+		}
+	}
+	if cap(l.b) <= 1<<20 {
+		linePool.Put(l)
+	}
+	return out
 }

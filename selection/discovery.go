@@ -31,6 +31,35 @@ type classEntry struct {
 	terms       []corev1.NodeSelectorTerm
 	hasSelector bool
 	nodes       map[string]*nodeEntry
+	// histRes is the resource hist counts: the class's first resource,
+	// else nvidia.com/gpu. hist maps a free count to how many Ready
+	// matching nodes have exactly that many free, maintained by the Index.
+	histRes corev1.ResourceName
+	hist    []histBucket
+}
+
+// histBucket: count Ready matching nodes have exactly free accelerators.
+// A slice, not a map: it has a handful of entries (one per distinct free
+// count) and a decision iterates it for every class.
+type histBucket struct {
+	free  int64
+	count int32
+}
+
+func (c *classEntry) addFree(free int64, delta int32) {
+	for i := range c.hist {
+		if c.hist[i].free == free {
+			c.hist[i].count += delta
+			if c.hist[i].count <= 0 {
+				c.hist[i] = c.hist[len(c.hist)-1]
+				c.hist = c.hist[:len(c.hist)-1]
+			}
+			return
+		}
+	}
+	if delta > 0 {
+		c.hist = append(c.hist, histBucket{free: free, count: delta})
+	}
 }
 
 func compileClass(o *v1beta1.AcceleratorClass) *classEntry {
@@ -84,6 +113,11 @@ func compileClass(o *v1beta1.AcceleratorClass) *classEntry {
 	if len(s.Resources) > 0 {
 		c.resource = corev1.ResourceName(s.Resources[0].Name)
 	}
+	c.histRes = c.resource
+	if c.histRes == "" {
+		c.histRes = wellKnownAccelerators[0]
+	}
+
 	c.selector = map[string]string{}
 	for _, m := range []map[string]string{s.Discovery.NodeSelector, s.NodeSelector} {
 		for k, v := range m {

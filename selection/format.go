@@ -11,23 +11,26 @@ import (
 
 // runtimeEntry is a runtime with every string parsed once, at upsert.
 type runtimeEntry struct {
-	kind      string
-	namespace string // "" for ClusterServingRuntime
-	name      string
-	ref       string // "<Kind>/<name>"
-	created   time.Time
-	spec      *v1beta1.ServingRuntimeSpec
-	disabled  bool
-	formats   []formatEntry
-	sizes     sizeRange
-	sizeErr   string
-	protocols []v1beta1.ProtocolVersion
+	kind         string
+	namespace    string // "" for ClusterServingRuntime
+	name         string
+	ref          string // "<Kind>/<name>"
+	created      time.Time
+	spec         *v1beta1.ServingRuntimeSpec
+	disabled     bool
+	formats      []formatEntry
+	sizes        sizeRange
+	sizesText    string // sizes.String(), computed once
+	sizeErr      string
+	protocolText string
+	protocols    []v1beta1.ProtocolVersion
 }
 
 // formatEntry is one supportedModelFormats item. The deprecated top-level
 // name/version (the KServe shape) are used when modelFormat does not set them.
 type formatEntry struct {
 	index      int
+	prefix     string // "supportedModelFormats[i]: ", for reasons
 	name       string // lower case, for matching and indexing
 	display    string // as written
 	version    *versionRule
@@ -66,6 +69,8 @@ func compileRuntime(kind, namespace, name string, created time.Time, spec *v1bet
 			}
 		}
 	}
+	e.sizesText = e.sizes.String()
+	e.protocolText = protocolList(spec.ProtocolVersions)
 	for i := range spec.SupportedModelFormats {
 		e.formats = append(e.formats, compileFormat(i, &spec.SupportedModelFormats[i]))
 	}
@@ -73,7 +78,7 @@ func compileRuntime(kind, namespace, name string, created time.Time, spec *v1bet
 }
 
 func compileFormat(i int, f *v1beta1.SupportedModelFormat) formatEntry {
-	fe := formatEntry{index: i, autoSelect: f.AutoSelect != nil && *f.AutoSelect, priority: f.Priority, arch: f.ModelArchitecture}
+	fe := formatEntry{index: i, prefix: "supportedModelFormats[" + strconv.Itoa(i) + "]: ", autoSelect: f.AutoSelect != nil && *f.AutoSelect, priority: f.Priority, arch: f.ModelArchitecture}
 	path := "spec.supportedModelFormats[" + strconv.Itoa(i) + "]"
 	fe.display = f.Name
 	version := f.Version
@@ -130,7 +135,9 @@ func parseRule(s string, op *v1beta1.RuleOperator) (versionRule, error) {
 	if err != nil {
 		return versionRule{}, err
 	}
-	return versionRule{v: v, op: o}, nil
+	r := versionRule{v: v, op: o}
+	r.text = r.String()
+	return r, nil
 }
 
 // formatNames are the distinct lower-case format names, for the index.
@@ -154,49 +161,78 @@ func (e *runtimeEntry) formatNames() []string {
 	return seen
 }
 
-// mismatch returns "" when the entry serves the model, else why not.
+// why is a reason kept as the strings it is made of, so that a decision
+// over many runtimes writes reasons straight into its explanation buffer
+// instead of allocating one string per runtime.
+type why struct {
+	p [10]string
+	n int
+}
+
+func because(parts ...string) why {
+	var w why
+	w.add(parts...)
+	return w
+}
+
+func (w *why) add(parts ...string) {
+	for _, s := range parts {
+		if w.n < len(w.p) {
+			w.p[w.n] = s
+			w.n++
+		}
+	}
+}
+
+func (w *why) empty() bool { return w.n == 0 }
+
+func (w *why) parts() []string { return w.p[:w.n] }
+
+func (w *why) String() string { return strings.Join(w.p[:w.n], "") }
+
+// mismatch returns an empty why when the entry serves the model.
 // Architecture: an entry without one serves any architecture. Quantization:
 // an entry without one serves unquantized models only, because a runtime
 // that was never told about fp8 weights cannot be assumed to load them.
 // Versions: a runtime version needs a model version to compare with.
-func (f *formatEntry) mismatch(m *modelEntry) string {
+func (f *formatEntry) mismatch(m *modelEntry) why {
 	if f.err != "" {
-		return f.err
+		return because(f.err)
 	}
 	if f.name != m.formatName {
-		return "format " + f.display + " is not the model's " + m.model.Spec.ModelFormat.Name
+		return because("format ", f.display, " is not the model's ", m.model.Spec.ModelFormat.Name)
 	}
 	if f.version != nil {
 		if m.formatVersion == nil {
-			return "format version " + f.version.String() + " is required but the model declares none"
+			return because("format version ", f.version.text, " is required but the model declares none")
 		}
 		if !f.version.matches(*m.formatVersion) {
-			return "format version " + f.version.String() + " does not match the model's " + m.formatVersion.String()
+			return because("format version ", f.version.text, " does not match the model's ", m.formatVersionText)
 		}
 	}
 	if f.fwName != "" {
 		if m.fwName == "" {
-			return "framework " + f.fwDisplay + " is required but the model declares none"
+			return because("framework ", f.fwDisplay, " is required but the model declares none")
 		}
 		if f.fwName != m.fwName {
-			return "framework " + f.fwDisplay + " is not the model's " + m.model.Spec.ModelFramework.Name
+			return because("framework ", f.fwDisplay, " is not the model's ", m.model.Spec.ModelFramework.Name)
 		}
 		if f.fwVersion != nil {
 			if m.fwVersion == nil {
-				return "framework version " + f.fwVersion.String() + " is required but the model declares none"
+				return because("framework version ", f.fwVersion.text, " is required but the model declares none")
 			}
 			if !f.fwVersion.matches(*m.fwVersion) {
-				return "framework " + f.fwDisplay + " version " + f.fwVersion.String() + " does not match the model's " + m.fwVersion.String()
+				return because("framework ", f.fwDisplay, " version ", f.fwVersion.text, " does not match the model's ", m.fwVersionText)
 			}
 		}
 	}
 	if f.arch != nil {
 		ma := m.model.Spec.ModelArchitecture
 		if ma == nil {
-			return "architecture " + *f.arch + " is required but the model declares none"
+			return because("architecture ", *f.arch, " is required but the model declares none")
 		}
 		if *ma != *f.arch {
-			return "architecture " + *f.arch + " is not the model's " + *ma
+			return because("architecture ", *f.arch, " is not the model's ", *ma)
 		}
 	}
 	mq := ""
@@ -206,19 +242,19 @@ func (f *formatEntry) mismatch(m *modelEntry) string {
 	if mq != f.quant {
 		switch {
 		case f.quant == "":
-			return "model is quantized " + mq + " but the entry serves unquantized models only"
+			return because("model is quantized ", mq, " but the entry serves unquantized models only")
 		case mq == "":
-			return "quantization " + f.quant + " is required but the model is not quantized"
+			return because("quantization ", f.quant, " is required but the model is not quantized")
 		}
-		return "quantization " + f.quant + " is not the model's " + mq
+		return because("quantization ", f.quant, " is not the model's ", mq)
 	}
-	return ""
+	return why{}
 }
 
 // compat is how one runtime relates to one model, independent of autoSelect.
 type compat struct {
 	ok         bool
-	reason     string // why not, when !ok
+	reason     why    // why not, when !ok
 	autoSelect bool   // some matching entry has autoSelect
 	priority   *int32 // highest priority among matching autoSelect entries
 }
@@ -227,16 +263,22 @@ type compat struct {
 // format entry, size in range, protocol served.
 func (e *runtimeEntry) check(m *modelEntry, proto v1beta1.ProtocolVersion) compat {
 	if e.disabled {
-		return compat{reason: "disabled (spec.disabled is true)"}
+		return compat{reason: because("disabled (spec.disabled is true)")}
 	}
 	var c compat
+	var first why // the common case, one failing entry, needs no slice
 	var reasons []string
 	matched := false
 	for i := range e.formats {
 		f := &e.formats[i]
-		if r := f.mismatch(m); r != "" {
+		if r := f.mismatch(m); !r.empty() {
 			if f.name == m.formatName || f.err != "" {
-				reasons = append(reasons, "supportedModelFormats["+strconv.Itoa(f.index)+"]: "+r)
+				if first.empty() {
+					first = because(f.prefix)
+					first.add(r.parts()...)
+				} else {
+					reasons = append(reasons, f.prefix+r.String())
+				}
 			}
 			continue
 		}
@@ -244,31 +286,34 @@ func (e *runtimeEntry) check(m *modelEntry, proto v1beta1.ProtocolVersion) compa
 		if f.autoSelect {
 			c.autoSelect = true
 			if f.priority != nil && (c.priority == nil || *f.priority > *c.priority) {
-				p := *f.priority
-				c.priority = &p
+				c.priority = f.priority
 			}
 		}
 	}
 	if !matched {
-		if len(reasons) == 0 {
-			c.reason = "serves no format " + m.model.Spec.ModelFormat.Name
-		} else {
+		switch {
+		case first.empty():
+			c.reason = because("serves no format ", m.model.Spec.ModelFormat.Name)
+		case len(reasons) == 0:
+			c.reason = first
+		default:
+			reasons = append(reasons, first.String())
 			sort.Strings(reasons)
-			c.reason = strings.Join(reasons, "; ")
+			c.reason = because(strings.Join(reasons, "; "))
 		}
 		return c
 	}
 	if e.sizeErr != "" {
-		c.reason = e.sizeErr
+		c.reason = because(e.sizeErr)
 		return c
 	}
 	if e.sizes.set() {
 		if m.model.Size == 0 {
-			c.reason = "model declares no modelParameterSize but the runtime serves " + e.sizes.String()
+			c.reason = because("model declares no modelParameterSize but the runtime serves ", e.sizesText)
 			return c
 		}
 		if !e.sizes.contains(m.model.Size) {
-			c.reason = "model size " + FormatSize(m.model.Size) + " is outside " + e.sizes.String()
+			c.reason = because("model size ", m.sizeText, " is outside ", e.sizesText)
 			return c
 		}
 	}
@@ -280,7 +325,7 @@ func (e *runtimeEntry) check(m *modelEntry, proto v1beta1.ProtocolVersion) compa
 		}
 	}
 	if !served {
-		c.reason = "does not serve protocol " + string(proto) + " (serves " + protocolList(e.spec.ProtocolVersions) + ")"
+		c.reason = because("does not serve protocol ", string(proto), " (serves ", e.protocolText, ")")
 		return c
 	}
 	c.ok = true

@@ -1,6 +1,7 @@
 package selection
 
 import (
+	"sort"
 	"sync"
 	"time"
 
@@ -54,6 +55,9 @@ type Index struct {
 	models map[string]*modelEntry // same key scheme as runtimes
 
 	classes map[string]*classEntry
+	// classList is classes sorted by name, rebuilt when a class changes
+	// (rare), so a decision never sorts 200 classes.
+	classList []*classEntry
 	// classResources counts how many classes name each resource, so that a
 	// pod's accelerator need also recognises vendor resources classes add.
 	classResources map[corev1.ResourceName]int
@@ -210,6 +214,33 @@ func (x *Index) UpsertAcceleratorClass(o *v1beta1.AcceleratorClass) {
 		if e.matchesNode(n.info) {
 			e.nodes[n.info.Name] = n
 			n.classes = append(n.classes, e.name)
+			if n.info.Ready {
+				e.addFree(x.free(n, e.histRes), 1)
+			}
+		}
+	}
+	x.rebuildClassListLocked()
+}
+
+func (x *Index) rebuildClassListLocked() {
+	x.classList = x.classList[:0]
+	for _, c := range x.classes {
+		x.classList = append(x.classList, c)
+	}
+	sort.Slice(x.classList, func(i, j int) bool { return x.classList[i].name < x.classList[j].name })
+}
+
+// account adds a node's free accelerators to the histograms of its
+// classes; unaccount removes them. Every change to a node's readiness,
+// allocatable or usage is wrapped in the pair, so the histograms always
+// equal a fresh count and a decision reads them instead of the nodes.
+func (x *Index) account(n *nodeEntry, delta int32) {
+	if n == nil || !n.info.Ready {
+		return
+	}
+	for _, name := range n.classes {
+		if c := x.classes[name]; c != nil {
+			c.addFree(x.free(n, c.histRes), delta)
 		}
 	}
 }
@@ -236,6 +267,7 @@ func (x *Index) dropClassLocked(name string) {
 	for _, n := range old.nodes {
 		n.classes = removeString(n.classes, name)
 	}
+	x.rebuildClassListLocked()
 }
 
 // UpsertNode adds or replaces a node. Class membership is recomputed only
@@ -246,7 +278,9 @@ func (x *Index) UpsertNode(info NodeInfo) {
 	defer x.mu.Unlock()
 	if old, ok := x.nodes[info.Name]; ok {
 		if sameLabels(old.info.Labels, info.Labels) {
+			x.account(old, -1)
 			old.info = info
+			x.account(old, +1)
 			return
 		}
 		x.dropNodeLocked(info.Name)
@@ -259,6 +293,7 @@ func (x *Index) UpsertNode(info NodeInfo) {
 			n.classes = append(n.classes, c.name)
 		}
 	}
+	x.account(n, +1)
 }
 
 // DeleteNode removes a node.
@@ -273,6 +308,7 @@ func (x *Index) dropNodeLocked(name string) {
 	if !ok {
 		return
 	}
+	x.account(n, -1)
 	delete(x.nodes, name)
 	for _, c := range n.classes {
 		if ce := x.classes[c]; ce != nil {
@@ -290,6 +326,9 @@ func (x *Index) SetPodUsage(podKey, nodeName string, requests map[corev1.Resourc
 	if nodeName == "" {
 		return
 	}
+	n := x.nodes[nodeName]
+	x.account(n, -1)
+	defer x.account(n, +1)
 	u := podUsage{node: nodeName, requests: map[corev1.ResourceName]int64{}}
 	used := x.nodeUsed[nodeName]
 	if used == nil {
@@ -319,6 +358,9 @@ func (x *Index) dropPodLocked(podKey string) {
 		return
 	}
 	delete(x.pods, podKey)
+	n := x.nodes[u.node]
+	x.account(n, -1)
+	defer x.account(n, +1)
 	used := x.nodeUsed[u.node]
 	for r, q := range u.requests {
 		if used[r] -= q; used[r] <= 0 {

@@ -23,8 +23,10 @@ type modelEntry struct {
 	model         Model
 	formatName    string // lower case
 	formatVersion *Version
-	fwName        string // lower case, "" when the model names no framework
-	fwVersion     *Version
+	// texts computed once for explanations
+	formatVersionText, fwVersionText, sizeText string
+	fwName                                     string // lower case, "" when the model names no framework
+	fwVersion                                  *Version
 	// err is the first field that could not be parsed; a decision for this
 	// model reports it instead of silently mismatching.
 	err string
@@ -61,6 +63,13 @@ func compileModel(kind, namespace, name string, spec v1beta1.BaseModelSpec) *mod
 			e.model.Size = n
 		}
 	}
+	if e.formatVersion != nil {
+		e.formatVersionText = e.formatVersion.String()
+	}
+	if e.fwVersion != nil {
+		e.fwVersionText = e.fwVersion.String()
+	}
+	e.sizeText = FormatSize(e.model.Size)
 	if e.formatName == "" && e.err == "" {
 		e.err = ref + ": spec.modelFormat.name is empty; set the format (e.g. safetensors) so a runtime can be matched"
 	}

@@ -103,14 +103,22 @@ func containsResource(list []corev1.ResourceName, r corev1.ResourceName) bool {
 // sum over nodes of how many pods each can take. The class's own resource
 // counts, because a selected AMD class turns nvidia.com/gpu into amd.com/gpu.
 func (x *Index) fits(c *classEntry, nd need, nodeSel map[string]string) bool {
-	res := c.resource
-	if res == "" {
-		res = nd.resource
-	}
-	if res == "" {
-		res = wellKnownAccelerators[0]
-	}
+	res := c.resourceFor(nd)
 	var pods int64
+	if len(nodeSel) == 0 && res == c.histRes {
+		// Fast path: the histogram of free counts answers without
+		// visiting nodes; it has one entry per distinct free count.
+		for _, h := range c.hist {
+			if nd.perPod <= 0 {
+				return true
+			}
+			pods += h.free / nd.perPod * int64(h.count)
+			if pods >= nd.pods {
+				return true
+			}
+		}
+		return false
+	}
 	for _, n := range c.nodes {
 		if !n.info.Ready || !labelsMatch(nodeSel, n.info.Labels) {
 			continue

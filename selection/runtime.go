@@ -65,27 +65,22 @@ func rankRuntimes(a, b *candidate) (int, string) {
 }
 
 // lossReason says why c ranks below the winner w.
-func lossReason(c, w *candidate, size int64) string {
-	_, why := rankRuntimes(c, w)
-	switch why {
+func lossReason(c, w *candidate, sizeText string) why {
+	_, criterion := rankRuntimes(c, w)
+	switch criterion {
 	case "scope":
-		return "matches, but namespaced runtime " + w.e.ref + " outranks cluster-scoped runtimes"
+		return because("matches, but namespaced runtime ", w.e.ref, " outranks cluster-scoped runtimes")
 	case "priority":
 		if c.priority == nil {
-			return "matches, but has no priority and " + w.e.ref + " has priority " + strconv.Itoa(int(*w.priority))
+			return because("matches, but has no priority and ", w.e.ref, " has priority ", strconv.Itoa(int(*w.priority)))
 		}
-		return "matches, but priority " + strconv.Itoa(int(*c.priority)) + " is below " + w.e.ref + "'s " + strconv.Itoa(int(*w.priority))
+		return because("matches, but priority ", strconv.Itoa(int(*c.priority)), " is below ", w.e.ref, "'s ", strconv.Itoa(int(*w.priority)))
 	case "range":
-		return "matches, but its size range " + c.e.sizes.String() + " is less close to " + FormatSize(size) + " than " + w.e.ref + "'s " + w.e.sizes.String()
+		return because("matches, but its size range ", c.e.sizesText, " is less close to ", sizeText, " than ", w.e.ref, "'s ", w.e.sizesText)
 	case "created":
-		return "matches, but " + w.e.ref + " ranks equally and is newer"
+		return because("matches, but ", w.e.ref, " ranks equally and is newer")
 	}
-	return "matches, but " + w.e.ref + " ranks equally and its name sorts first"
-}
-
-func newCandidate(e *runtimeEntry, c compat, size int64) *candidate {
-	open, dist := e.sizes.closeness(size)
-	return &candidate{e: e, priority: c.priority, open: open, dist: dist}
+	return because("matches, but ", w.e.ref, " ranks equally and its name sorts first")
 }
 
 // runtimeChoice is the outcome of runtime selection.
@@ -114,30 +109,61 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		}
 		c := e.check(m, proto)
 		if !c.ok {
-			return nil, &Error{Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason + "; fix the runtime or remove spec.runtime to auto-select one"}
+			return nil, &Error{Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason.String() + "; fix the runtime or remove spec.runtime to auto-select one"}
 		}
 		return &runtimeChoice{e: e}, nil
 	}
 
-	var cands []*candidate
-	var losers []string
-	for _, scope := range []string{isvc.Namespace, ""} {
-		for _, e := range x.byFormat[formatKey(scope, m.formatName)] {
+	type checked struct {
+		e *runtimeEntry
+		c compat
+	}
+	buckets := [2]map[string]*runtimeEntry{x.byFormat[formatKey("", m.formatName)]}
+	if isvc.Namespace != "" {
+		buckets[1] = x.byFormat[formatKey(isvc.Namespace, m.formatName)]
+	}
+	all := make([]checked, 0, len(buckets[0])+len(buckets[1]))
+	var cands []candidate
+	for _, b := range buckets {
+		for _, e := range b {
 			c := e.check(m, proto)
-			switch {
-			case !c.ok:
-				losers = append(losers, e.ref+": "+c.reason)
-			case !c.autoSelect:
-				losers = append(losers, e.ref+": matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)")
-			default:
-				cands = append(cands, newCandidate(e, c, m.model.Size))
+			all = append(all, checked{e, c})
+			if c.ok && c.autoSelect {
+				cands = append(cands, candidate{e: e, priority: c.priority})
 			}
 		}
-		if scope == "" {
-			break // a service without a namespace sees the cluster scope once
+	}
+	var best *candidate
+	for i := range cands {
+		c := &cands[i]
+		c.open, c.dist = c.e.sizes.closeness(m.model.Size)
+		if best == nil {
+			best = c
+		} else if r, _ := rankRuntimes(c, best); r < 0 {
+			best = c
 		}
 	}
-	if len(cands) == 0 {
+	lb := getLineBuf()
+	for i := range all {
+		e, c := all[i].e, all[i].c
+		switch {
+		case !c.ok:
+			lb.write(e.ref, ": ")
+			lb.write(c.reason.parts()...)
+			lb.end()
+		case !c.autoSelect:
+			lb.add(e.ref, ": matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)")
+		case e != best.e:
+			cand := candidate{e: e, priority: c.priority}
+			cand.open, cand.dist = e.sizes.closeness(m.model.Size)
+			lb.write(e.ref, ": ")
+			r := lossReason(&cand, best, m.sizeText)
+			lb.write(r.parts()...)
+			lb.end()
+		}
+	}
+	losers := lb.lines()
+	if best == nil {
 		sort.Strings(losers)
 		reason := svc + ": no runtime can serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + ")"
 		if len(losers) == 0 {
@@ -146,17 +172,6 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 			reason += "; fix one of these runtimes or name one in spec.runtime"
 		}
 		return nil, &Error{Reason: reason, Candidates: losers}
-	}
-	best := cands[0]
-	for _, c := range cands[1:] {
-		if r, _ := rankRuntimes(c, best); r < 0 {
-			best = c
-		}
-	}
-	for _, c := range cands {
-		if c != best {
-			losers = append(losers, c.e.ref+": "+lossReason(c, best, m.model.Size))
-		}
 	}
 	return &runtimeChoice{e: best.e, autoSelected: true, losers: losers}, nil
 }

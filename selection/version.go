@@ -71,8 +71,9 @@ func compareAt(a, b Version, p int) int {
 // "runtime OP model" on the runtime's precision: "1" Equal matches 1.3 and
 // 1.0.0; "4.36" GreaterThanOrEqual matches 4.36.2 and 4.2 but not 4.37.
 type versionRule struct {
-	v  Version
-	op v1beta1.RuleOperator
+	v    Version
+	op   v1beta1.RuleOperator
+	text string // String(), computed once for explanations
 }
 
 func (r versionRule) matches(model Version) bool {
