@@ -112,3 +112,51 @@ func TestPointAt(t *testing.T) {
 		})
 	}
 }
+
+func TestWebhookConfigurations(t *testing.T) {
+	objs, err := DecodeObjects([]byte(`apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: m}
+webhooks:
+- name: pods.mutate.ome.io
+  clientConfig: {service: {namespace: berth-system, name: berth-webhook, path: /mutate/pods}}
+  admissionReviewVersions: [v1]
+  sideEffects: None
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: v}
+webhooks:
+- name: a.validate.ome.io
+  clientConfig: {service: {namespace: berth-system, name: berth-webhook, path: /validate/a}}
+  admissionReviewVersions: [v1]
+  sideEffects: None
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ignored}
+`), "webhooks.yaml")
+	require.NoError(t, err)
+	mut, val, err := WebhookConfigurations(objs)
+	require.NoError(t, err)
+	require.Len(t, mut, 1)
+	require.Len(t, val, 1)
+	assert.Equal(t, "/mutate/pods", *mut[0].Webhooks[0].ClientConfig.Service.Path)
+	assert.Equal(t, "a.validate.ome.io", val[0].Webhooks[0].Name)
+
+	bad, err := DecodeObjects([]byte("apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: v}\nwebhooks: {oops: 1}\n"), "bad.yaml")
+	require.NoError(t, err)
+	_, _, err = WebhookConfigurations(bad)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ValidatingWebhookConfiguration/v (bad.yaml)")
+}
+
+// The repository's webhook manifests decode into typed configurations.
+func TestRepositoryWebhookManifests(t *testing.T) {
+	objs, err := ReadObjects(filepath.Join("..", "..", "deploy", "base", "webhooks.yaml"))
+	require.NoError(t, err)
+	mut, val, err := WebhookConfigurations(objs)
+	require.NoError(t, err)
+	assert.NotEmpty(t, mut)
+	assert.NotEmpty(t, val)
+}

@@ -9,6 +9,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -90,4 +91,32 @@ func RegisterWebhooks(ctx context.Context, kube kubernetes.Interface, e WebhookE
 		}
 	}
 	return nil
+}
+
+// WebhookConfigurations picks the Mutating- and ValidatingWebhookConfigurations
+// out of objs (e.g. ReadObjects("deploy/base/webhooks.yaml")) as typed
+// objects, ready for RegisterWebhooks. Other kinds are ignored.
+func WebhookConfigurations(objs []Object) ([]admissionregistrationv1.MutatingWebhookConfiguration, []admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	var mut []admissionregistrationv1.MutatingWebhookConfiguration
+	var val []admissionregistrationv1.ValidatingWebhookConfiguration
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupVersion() != admissionregistrationv1.SchemeGroupVersion {
+			continue
+		}
+		switch o.GetKind() {
+		case "MutatingWebhookConfiguration":
+			var m admissionregistrationv1.MutatingWebhookConfiguration
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, &m, true); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", o, err)
+			}
+			mut = append(mut, m)
+		case "ValidatingWebhookConfiguration":
+			var v admissionregistrationv1.ValidatingWebhookConfiguration
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, &v, true); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", o, err)
+			}
+			val = append(val, v)
+		}
+	}
+	return mut, val, nil
 }
