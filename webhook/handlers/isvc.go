@@ -160,7 +160,8 @@ func (h *InferenceServices) Validate(_ context.Context, req *admissionv1.Admissi
 		d, err = h.Index.Select(&isvc)
 	}
 	if err != nil {
-		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s cannot be served: %v", objectName(req), err))
+		// selection errors name the service, what was asked and every candidate.
+		return admission.Denied(http.StatusUnprocessableEntity, err.Error())
 	}
 	if req.Operation == admissionv1.Update {
 		var old v1beta1.InferenceService
