@@ -32,10 +32,10 @@ func TestCRDsInstallAndBecomeEstablished(t *testing.T) {
 	require.NoError(t, env.Applier.WaitEstablished(ctx, want, 10*time.Second))
 }
 
-// Every file of deploy/runtimes and deploy/accelerators is accepted by the
+// Every file of deploy/runtimes, deploy/accelerators and deploy/samples is accepted by the
 // real apiserver (schema and CEL), object by object.
 func TestDeployManifestsAccepted(t *testing.T) {
-	for _, dir := range []string{"runtimes", "accelerators"} {
+	for _, dir := range []string{"runtimes", "accelerators", "samples"} {
 		t.Run(dir, func(t *testing.T) {
 			objs, err := install.ReadObjects(env.Path("deploy", dir))
 			require.NoError(t, err)
