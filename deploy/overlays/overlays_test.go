@@ -31,6 +31,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/berthdev/berth/webhook/server"
 )
 
 const (
@@ -45,7 +47,8 @@ const (
 // overlays are the installable variants; "../.." is deploy/kustomization.yaml.
 var overlays = []string{"self-managed", "cert-manager"}
 
-// wantWebhooks is the contract with webhook/server: name, path and what it
+// wantWebhooks is the contract with webhook/server: name, path (the
+// server's own route constants, so a renamed route fails here) and what it
 // intercepts.
 var wantWebhooks = map[string]struct {
 	mutating bool
@@ -56,13 +59,13 @@ var wantWebhooks = map[string]struct {
 	scope    admissionregistrationv1.ScopeType
 	ops      []admissionregistrationv1.OperationType
 }{
-	"inferenceservices.mutate.ome.io":              {true, "/mutate/inferenceservices", "ome.io", "v1beta1", "inferenceservices", admissionregistrationv1.NamespacedScope, createUpdate},
-	"pods.mutate.ome.io":                           {true, "/mutate/pods", "", "v1", "pods", admissionregistrationv1.NamespacedScope, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}},
-	"inferenceservices.validate.ome.io":            {false, "/validate/inferenceservices", "ome.io", "v1beta1", "inferenceservices", admissionregistrationv1.NamespacedScope, createUpdate},
-	"servingruntimes.validate.ome.io":              {false, "/validate/servingruntimes", "ome.io", "v1beta1", "servingruntimes", admissionregistrationv1.NamespacedScope, createUpdate},
-	"clusterservingruntimes.validate.ome.io":       {false, "/validate/clusterservingruntimes", "ome.io", "v1beta1", "clusterservingruntimes", admissionregistrationv1.ClusterScope, createUpdate},
-	"acceleratorclasses.validate.ome.io":           {false, "/validate/acceleratorclasses", "ome.io", "v1beta1", "acceleratorclasses", admissionregistrationv1.ClusterScope, createUpdate},
-	"clusterengineruntimeprofiles.validate.ome.io": {false, "/validate/clusterengineruntimeprofiles", "ome.io", "v1beta1", "clusterengineruntimeprofiles", admissionregistrationv1.ClusterScope, createUpdate},
+	"inferenceservices.mutate.ome.io":              {true, server.PathMutateInferenceServices, "ome.io", "v1beta1", "inferenceservices", admissionregistrationv1.NamespacedScope, createUpdate},
+	"pods.mutate.ome.io":                           {true, server.PathMutatePods, "", "v1", "pods", admissionregistrationv1.NamespacedScope, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}},
+	"inferenceservices.validate.ome.io":            {false, server.PathValidateInferenceServices, "ome.io", "v1beta1", "inferenceservices", admissionregistrationv1.NamespacedScope, createUpdate},
+	"servingruntimes.validate.ome.io":              {false, server.PathValidateServingRuntimes, "ome.io", "v1beta1", "servingruntimes", admissionregistrationv1.NamespacedScope, createUpdate},
+	"clusterservingruntimes.validate.ome.io":       {false, server.PathValidateClusterServingRuntimes, "ome.io", "v1beta1", "clusterservingruntimes", admissionregistrationv1.ClusterScope, createUpdate},
+	"acceleratorclasses.validate.ome.io":           {false, server.PathValidateAcceleratorClasses, "ome.io", "v1beta1", "acceleratorclasses", admissionregistrationv1.ClusterScope, createUpdate},
+	"clusterengineruntimeprofiles.validate.ome.io": {false, server.PathValidateProfiles, "ome.io", "v1beta1", "clusterengineruntimeprofiles", admissionregistrationv1.ClusterScope, createUpdate},
 }
 
 var createUpdate = []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
