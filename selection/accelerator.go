@@ -241,6 +241,7 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 		for _, ce := range cands {
 			why = append(why, "AcceleratorClass/"+ce.c.name+": "+ce.unmet)
 		}
+		sort.Strings(why)
 		reason := svc + ": no AcceleratorClass meets the required capabilities of " + rt.ref
 		if len(cands) == 0 {
 			reason = svc + ": " + rt.ref + " spec.acceleratorRequirements.supportedClasses names no existing AcceleratorClass (" + supportedList + ")"

@@ -273,11 +273,16 @@ func (e *runtimeEntry) check(m *modelEntry, proto v1beta1.ProtocolVersion) compa
 		f := &e.formats[i]
 		if r := f.mismatch(m); !r.empty() {
 			if f.name == m.formatName || f.err != "" {
+				// f.err already names its field; other reasons get the entry.
+				prefix := f.prefix
+				if f.err != "" {
+					prefix = ""
+				}
 				if first.empty() {
-					first = because(f.prefix)
+					first = because(prefix)
 					first.add(r.parts()...)
 				} else {
-					reasons = append(reasons, f.prefix+r.String())
+					reasons = append(reasons, prefix+r.String())
 				}
 			}
 			continue

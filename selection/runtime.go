@@ -114,56 +114,48 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		return &runtimeChoice{e: e}, nil
 	}
 
-	type checked struct {
-		e *runtimeEntry
-		c compat
-	}
 	buckets := [2]map[string]*runtimeEntry{x.byFormat[formatKey("", m.formatName)]}
 	if isvc.Namespace != "" {
 		buckets[1] = x.byFormat[formatKey(isvc.Namespace, m.formatName)]
 	}
-	all := make([]checked, 0, len(buckets[0])+len(buckets[1]))
+	// Failures are explained at once; candidates wait for the winner.
+	lb := getLineBuf()
 	var cands []candidate
 	for _, b := range buckets {
 		for _, e := range b {
 			c := e.check(m, proto)
-			all = append(all, checked{e, c})
-			if c.ok && c.autoSelect {
-				cands = append(cands, candidate{e: e, priority: c.priority})
+			switch {
+			case !c.ok:
+				lb.write(e.ref, ": ")
+				lb.write(c.reason.parts()...)
+				lb.end()
+			case !c.autoSelect:
+				lb.add(e.ref, ": matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)")
+			default:
+				cand := candidate{e: e, priority: c.priority}
+				cand.open, cand.dist = e.sizes.closeness(m.model.Size)
+				cands = append(cands, cand)
 			}
 		}
 	}
-	var best *candidate
+	best := -1
 	for i := range cands {
-		c := &cands[i]
-		c.open, c.dist = c.e.sizes.closeness(m.model.Size)
-		if best == nil {
-			best = c
-		} else if r, _ := rankRuntimes(c, best); r < 0 {
-			best = c
+		if best < 0 {
+			best = i
+		} else if r, _ := rankRuntimes(&cands[i], &cands[best]); r < 0 {
+			best = i
 		}
 	}
-	lb := getLineBuf()
-	for i := range all {
-		e, c := all[i].e, all[i].c
-		switch {
-		case !c.ok:
-			lb.write(e.ref, ": ")
-			lb.write(c.reason.parts()...)
-			lb.end()
-		case !c.autoSelect:
-			lb.add(e.ref, ": matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)")
-		case e != best.e:
-			cand := candidate{e: e, priority: c.priority}
-			cand.open, cand.dist = e.sizes.closeness(m.model.Size)
-			lb.write(e.ref, ": ")
-			r := lossReason(&cand, best, m.sizeText)
+	for i := range cands {
+		if i != best {
+			lb.write(cands[i].e.ref, ": ")
+			r := lossReason(&cands[i], &cands[best], m.sizeText)
 			lb.write(r.parts()...)
 			lb.end()
 		}
 	}
 	losers := lb.lines()
-	if best == nil {
+	if best < 0 {
 		sort.Strings(losers)
 		reason := svc + ": no runtime can serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + ")"
 		if len(losers) == 0 {
@@ -173,7 +165,7 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		}
 		return nil, &Error{Reason: reason, Candidates: losers}
 	}
-	return &runtimeChoice{e: best.e, autoSelected: true, losers: losers}, nil
+	return &runtimeChoice{e: cands[best].e, autoSelected: true, losers: losers}, nil
 }
 
 // lookupRuntimeLocked finds a named runtime: a ServingRuntime in the

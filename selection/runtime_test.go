@@ -260,7 +260,7 @@ func TestSelectRuntime(t *testing.T) {
 			name:    "a runtime with an unparseable version is reported",
 			objs:    objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("bad", st("safetensors", "1.0.0-rc1"))}},
 			svc:     isvc("m"),
-			wantErr: []string{"ClusterServingRuntime/bad: supportedModelFormats[0]: spec.supportedModelFormats[0].modelFormat.version: version \"1.0.0-rc1\""},
+			wantErr: []string{"ClusterServingRuntime/bad: spec.supportedModelFormats[0].modelFormat.version: version \"1.0.0-rc1\""},
 		},
 		{
 			name:    "a model without size does not fit a sized runtime",

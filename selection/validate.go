@@ -123,6 +123,10 @@ func (x *Index) PriorityConflicts(kind, namespace, name string, spec *v1beta1.Se
 	scope := namespace
 	if kind == KindClusterServingRuntime {
 		scope = ""
+	} else if namespace == "" {
+		// A namespaced runtime always has a namespace; "" is the cluster's
+		// scope key and must not be compared with cluster runtimes.
+		return nil
 	}
 	self := compileRuntime(kind, scope, name, timeZero, spec)
 	if self.sizeErr != "" {
