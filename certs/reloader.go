@@ -111,9 +111,9 @@ func (r *Reloader) TLSConfig() *tls.Config {
 	}
 }
 
-// OnReload registers a callback, e.g. to set a certificate-expiry metric. It
-// is called once right away with the certificate being served, then after
-// every successful reload, from the polling goroutine.
+// OnReload registers a callback, e.g. to count reloads or set a
+// certificate-expiry metric. It is called after every successful reload, from
+// the polling goroutine; not for the initial load (use Leaf for that).
 func (r *Reloader) OnReload(fn func(*x509.Certificate)) {
 	if fn == nil {
 		return
@@ -121,7 +121,6 @@ func (r *Reloader) OnReload(fn func(*x509.Certificate)) {
 	r.mu.Lock()
 	r.onReload = append(r.onReload, fn)
 	r.mu.Unlock()
-	fn(r.Leaf())
 }
 
 // OnError registers a callback for every failed reload, e.g. to count it in
