@@ -37,6 +37,8 @@ const (
 	// clockSkew backdates NotBefore: an apiserver whose clock runs a little
 	// behind the webhook's must not reject a freshly minted certificate.
 	clockSkew = 5 * time.Minute
+	// maxValidity bounds the serving certificate's lifetime (20 years).
+	maxValidity = 20 * 365 * 24 * time.Hour
 	// maxDNSNameLength is the limit of RFC 1035 (253 characters in text form).
 	maxDNSNameLength = 253
 )
@@ -146,6 +148,10 @@ func checkRequest(dnsNames []string, ips []net.IP, validity time.Duration) error
 	}
 	if validity <= 0 {
 		return fmt.Errorf("certs: validity must be positive, got %s; use e.g. 8760h for a year", validity)
+	}
+	if validity > maxValidity {
+		// Also keeps caLifetimeFactor*validity far from time.Duration overflow.
+		return fmt.Errorf("certs: validity %s is longer than %s; use a shorter one and rotate", validity, maxValidity)
 	}
 	for i, name := range dnsNames {
 		if name == "" || len(name) > maxDNSNameLength || strings.ContainsAny(name, " \t\r\n/:") {
