@@ -105,7 +105,7 @@ func TestGenerateRejectsBadInput(t *testing.T) {
 		{"no names", nil, nil, time.Hour, "at least one"},
 		{"zero validity", []string{"a.svc"}, nil, 0, "validity must be positive"},
 		{"negative validity", []string{"a.svc"}, nil, -time.Hour, "validity must be positive"},
-		{"validity that would overflow the CA lifetime", []string{"a.svc"}, nil, time.Duration(1<<62), "is longer than"},
+		{"validity that would overflow the CA lifetime", []string{"a.svc"}, nil, time.Duration(1 << 62), "is longer than"},
 		{"empty DNS name", []string{"a.svc", ""}, nil, time.Hour, `dnsNames[1] ""`},
 		{"DNS name with space", []string{"a b"}, nil, time.Hour, `dnsNames[0] "a b"`},
 		{"URL instead of name", []string{"https://a.svc"}, nil, time.Hour, "is not a DNS name"},
