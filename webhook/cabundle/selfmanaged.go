@@ -12,7 +12,7 @@ import (
 
 // Defaults of SelfManaged.
 const (
-	DefaultValidity   = 90 * 24 * time.Hour
+	DefaultValidity = 90 * 24 * time.Hour
 	// DefaultCheckEvery is short because a re-created webhook configuration
 	// (re-applied manifests, an emergency delete undone) has no caBundle and
 	// fails every admission until the next round; a round that changes
