@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,8 +26,11 @@ func run(m *testing.M) int {
 	// cores; a warm start takes seconds.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
+	// Ctrl-C while starting cancels the start, which stops what already runs.
+	startCtx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	var err error
-	env, err = startEnv(ctx)
+	env, err = startEnv(startCtx)
+	stopSignals()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: FAIL: cannot start the environment: %v\n", err)
 		return 1

@@ -111,9 +111,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	} else if err := os.MkdirAll(c.RunDir, 0o755); err != nil {
 		return nil, err
 	}
+	// "return nil, err" clears the named result: stop through a copy.
+	started := c
 	defer func() {
 		if err != nil {
-			c.Stop()
+			started.Stop()
 		}
 	}()
 	begin := time.Now()
@@ -235,9 +237,10 @@ func Attach(ctx context.Context, kubeconfigPath string, opts Options) (c *Cluste
 		}
 		c.ownRunDir = true
 	}
+	attached := c
 	defer func() {
 		if err != nil {
-			c.Stop()
+			attached.Stop()
 		}
 	}()
 	if opts.StageDir != "" {

@@ -177,3 +177,32 @@ func TestStopKillsTheProcessGroup(t *testing.T) {
 	assert.Eventually(t, func() bool { return syscall.Kill(child, 0) != nil }, 5*time.Second, 20*time.Millisecond,
 		"child %d of the stopped process is still alive", child)
 }
+
+// A process that dies during Start fails it with the process's name and
+// log, and leaves no run folder behind (this once panicked on the nil
+// named result in the cleanup).
+func TestStartFailureNamesTheProcessAndCleansUp(t *testing.T) {
+	dir := t.TempDir()
+	fail := filepath.Join(dir, "fake-etcd")
+	require.NoError(t, os.WriteFile(fail, []byte("#!/bin/sh\necho 'etcdmain: listen tcp 127.0.0.1:2379: bind: address already in use' >&2\nexit 1\n"), 0o755))
+	b := Binaries{Etcd: fail, APIServer: fail, ControllerManager: fail, Scheduler: fail, Kubectl: fail, Kwok: fail}
+	tmp := t.TempDir() // Start's run folder goes here, away from other runs
+	t.Setenv("TMPDIR", tmp)
+
+	c, err := Start(context.Background(), Options{Binaries: b, Timeout: 10 * time.Second})
+	require.Error(t, err)
+	assert.Nil(t, c)
+	assert.Contains(t, err.Error(), "etcd exited (exit status 1) before it became ready")
+	assert.Contains(t, err.Error(), "bind: address already in use")
+
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "Start left its run folder behind")
+}
+
+func TestStartRefusesMissingBinaries(t *testing.T) {
+	_, err := Start(context.Background(), Options{Binaries: Binaries{Etcd: "/nonexistent/etcd"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "missing binaries: etcd (/nonexistent/etcd)")
+	assert.Contains(t, err.Error(), "run `make deps`")
+}
