@@ -44,7 +44,6 @@ func (s *classScratch) release() {
 type classChoice struct {
 	c         *classEntry
 	available bool
-	losers    []string
 	warnings  []string
 }
 
@@ -62,7 +61,7 @@ const (
 // preferenceOrder, else the strategy. Among equals a class whose nodes have
 // room for a whole group comes first; when none has room the best class is
 // still chosen and marked unavailable.
-func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry, m *modelEntry) (*classChoice, *Error) {
+func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry, m *modelEntry, lb *lineBuf) (*classChoice, *Error) {
 	svc := serviceRef(isvc)
 	spec := rt.spec
 	reqs := spec.AcceleratorRequirements
@@ -132,7 +131,6 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 
 	// Candidates: the runtime's supportedClasses, else every class.
 	var cands []*classEval
-	var losers []string
 	var warnings []string
 	seen := map[string]bool{}
 	if len(supported) > 0 {
@@ -255,9 +253,20 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 	}
 	// All lines share one buffer: 200 classes would otherwise cost 200
 	// allocations per decision.
-	lb := getLineBuf()
 	winnerScore := strconv.Itoa(int(scores[winner.c.name]))
+	// Most losers share their reason; build each shared text once.
 	var needRes, needTxt string
+	var shared string
+	switch mode {
+	case modeAnnotation:
+		shared = "fits, but annotation " + v1beta1.AnnotationAcceleratorClass + " chose " + winner.c.name
+	case modeStrategy:
+		shared = "fits, but strategy " + string(strategy) + " ranks " + winner.c.name + " first"
+	case modePreferred:
+		shared = "fits, but spec.acceleratorSelector.preferredClasses lists " + winner.c.name + " first"
+	case modePreference:
+		shared = "fits, but no applicable preferenceOrder entry of " + rt.ref + " names it; " + winner.c.name + " scores " + winnerScore
+	}
 	for _, ce := range cands {
 		if ce == winner {
 			continue
@@ -265,32 +274,24 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 		name := ce.c.name
 		switch {
 		case ce.unmet != "":
-			lb.add("AcceleratorClass/", name, ": ", ce.unmet)
+			lb.add(ce.c.linePrefix, ce.unmet)
 		case winner.available && !ce.available && mode != modeAnnotation:
 			if r := string(ce.c.resourceFor(nd)); r != needRes || needTxt == "" {
 				needRes, needTxt = r, needText(ce.c, nd)
 			}
-			lb.add("AcceleratorClass/", name, ": fits, but its ready nodes lack ", needTxt, "; ", winner.c.name, " has room")
-		case mode == modeAnnotation:
-			lb.add("AcceleratorClass/", name, ": fits, but annotation ", v1beta1.AnnotationAcceleratorClass, " chose ", winner.c.name)
-		case mode == modePreferred:
-			if containsString(preferred, name) {
-				lb.add("AcceleratorClass/", name, ": fits, but spec.acceleratorSelector.preferredClasses lists ", winner.c.name, " first")
-			} else {
-				lb.add("AcceleratorClass/", name, ": fits, but is not in spec.acceleratorSelector.preferredClasses")
-			}
+			lb.add(ce.c.linePrefix, "fits, but its ready nodes lack ", needTxt, "; ", winner.c.name, " has room")
+		case mode == modePreferred && !containsString(preferred, name):
+			lb.add(ce.c.linePrefix, "fits, but is not in spec.acceleratorSelector.preferredClasses")
 		case mode == modePreference:
 			if s, ok := scores[name]; ok {
-				lb.add("AcceleratorClass/", name, ": fits, but its preferenceOrder score ", strconv.Itoa(int(s)), " does not beat ", winner.c.name, "'s ", winnerScore)
+				lb.add(ce.c.linePrefix, "fits, but its preferenceOrder score ", strconv.Itoa(int(s)), " does not beat ", winner.c.name, "'s ", winnerScore)
 			} else {
-				lb.add("AcceleratorClass/", name, ": fits, but no applicable preferenceOrder entry of ", rt.ref, " names it; ", winner.c.name, " scores ", winnerScore)
+				lb.add(ce.c.linePrefix, shared)
 			}
 		default:
-			lb.add("AcceleratorClass/", name, ": fits, but strategy ", string(strategy), " ranks ", winner.c.name, " first")
+			lb.add(ce.c.linePrefix, shared)
 		}
 	}
-	losers = lb.lines()
-	ch.losers = losers
 	return ch, nil
 }
 

@@ -1,6 +1,7 @@
 package selection
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -84,12 +85,17 @@ func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
 		return nil, err
 	}
 	proto := requestedProtocol(isvc)
-	rc, err := x.selectRuntimeLocked(isvc, m, proto)
+	// One buffer holds every explanation line: runtime lines first, then
+	// class lines from index k on.
+	lb := getLineBuf()
+	rc, err := x.selectRuntimeLocked(isvc, m, proto, lb)
 	if err != nil {
-		return nil, err
+		return nil, err // the runtime error took the buffer's lines
 	}
-	cc, err := x.selectClassLocked(isvc, rc.e, m)
+	k := len(lb.ends)
+	cc, err := x.selectClassLocked(isvc, rc.e, m, lb)
 	if err != nil {
+		lb.release()
 		return nil, err
 	}
 	d := &Decision{
@@ -97,17 +103,20 @@ func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
 		Runtime:              Runtime{Kind: rc.e.kind, Name: rc.e.name, Namespace: rc.e.namespace, Spec: rc.e.spec, AutoSelected: rc.autoSelected},
 		AcceleratorAvailable: cc.available,
 		Protocol:             proto,
-		Explanation:          make([]string, 0, len(rc.losers)+len(cc.losers)),
 	}
 	if cc.c != nil {
 		d.AcceleratorClass = cc.c.obj
 	}
 	// Class lines ("AcceleratorClass/...") sort before runtime lines
-	// ("ClusterServingRuntime/...", "ServingRuntime/..."), so sorting the
-	// two groups apart and concatenating them is the full sort, for less.
-	sort.Strings(cc.losers)
-	sort.Strings(rc.losers)
-	d.Explanation = append(append(d.Explanation, cc.losers...), rc.losers...)
+	// ("ClusterServingRuntime/...", "ServingRuntime/..."): sorting the two
+	// groups apart and swapping them in place is the full sort, for less.
+	all := lb.lines()
+	sort.Strings(all[:k])
+	sort.Strings(all[k:])
+	slices.Reverse(all[:k])
+	slices.Reverse(all[k:])
+	slices.Reverse(all)
+	d.Explanation = all
 	if rc.autoSelected {
 		d.Warnings = append(d.Warnings, "runtime "+d.RuntimeRef()+" was auto-selected for "+m.model.Ref())
 	}
@@ -217,8 +226,13 @@ func (l *lineBuf) lines() []string {
 			start = e
 		}
 	}
+	l.release()
+	return out
+}
+
+// release gives the scratch back to the pool; l must not be used afterwards.
+func (l *lineBuf) release() {
 	if cap(l.b) <= 1<<20 {
 		linePool.Put(l)
 	}
-	return out
 }

@@ -12,15 +12,16 @@ import (
 // classEntry is an AcceleratorClass with its figures parsed once and the
 // nodes its discovery matches.
 type classEntry struct {
-	name      string
-	obj       *v1beta1.AcceleratorClass
-	memory    int64
-	cc        int64 // -1 = not declared
-	ccErr     string
-	clock     int32
-	bandwidth int64
-	features  []string
-	perf      []int64 // milli, like perfFigures
+	name       string
+	linePrefix string // "AcceleratorClass/<name>: ", for explanations
+	obj        *v1beta1.AcceleratorClass
+	memory     int64
+	cc         int64 // -1 = not declared
+	ccErr      string
+	clock      int32
+	bandwidth  int64
+	features   []string
+	perf       []int64 // milli, like perfFigures
 	// strategy inputs
 	speed       int64 // milli-TFLOPS: max(fp16, bf16), else fp32; 0 = unknown
 	perHour     int64 // milli-dollars; -1 = unknown
@@ -64,7 +65,7 @@ func (c *classEntry) addFree(free int64, delta int32) {
 
 func compileClass(o *v1beta1.AcceleratorClass) *classEntry {
 	s := &o.Spec
-	c := &classEntry{name: o.Name, obj: o, cc: -1, perHour: -1, perMTokens: -1, tier: 3, nodes: map[string]*nodeEntry{}}
+	c := &classEntry{name: o.Name, linePrefix: "AcceleratorClass/" + o.Name + ": ", obj: o, cc: -1, perHour: -1, perMTokens: -1, tier: 3, nodes: map[string]*nodeEntry{}}
 	caps := &s.Capabilities
 	c.memory = memoryBytes(caps.MemoryGB)
 	if caps.ComputeCapability != "" {

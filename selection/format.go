@@ -15,6 +15,7 @@ type runtimeEntry struct {
 	namespace    string // "" for ClusterServingRuntime
 	name         string
 	ref          string // "<Kind>/<name>"
+	linePrefix   string // ref + ": ", for explanations
 	created      time.Time
 	spec         *v1beta1.ServingRuntimeSpec
 	disabled     bool
@@ -45,7 +46,7 @@ type formatEntry struct {
 }
 
 func compileRuntime(kind, namespace, name string, created time.Time, spec *v1beta1.ServingRuntimeSpec) *runtimeEntry {
-	e := &runtimeEntry{kind: kind, namespace: namespace, name: name, ref: kind + "/" + name, created: created, spec: spec}
+	e := &runtimeEntry{kind: kind, namespace: namespace, name: name, ref: kind + "/" + name, linePrefix: kind + "/" + name + ": ", created: created, spec: spec}
 	e.disabled = spec.Disabled != nil && *spec.Disabled
 	e.protocols = spec.ProtocolVersions
 	if len(e.protocols) == 0 {

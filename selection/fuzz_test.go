@@ -2,6 +2,7 @@ package selection
 
 import (
 	"fmt"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -219,6 +220,7 @@ func FuzzSelect(f *testing.F) {
 		require.Equal(t, before, svc, "Select must not mutate the service")
 		require.Equal(t, outcome(da, errA), outcome(db, errB))
 		if errA == nil {
+			require.True(t, sort.StringsAreSorted(da.Explanation), "explanation is sorted")
 			// A decision can always be re-read from its pin.
 			_, err := a.Resolve(svc, da.Runtime.Kind, da.Runtime.Name, da.AcceleratorClassName())
 			require.NoError(t, err)

@@ -87,7 +87,6 @@ func lossReason(c, w *candidate, sizeText string) why {
 type runtimeChoice struct {
 	e            *runtimeEntry
 	autoSelected bool
-	losers       []string
 }
 
 func requestedProtocol(isvc *v1beta1.InferenceService) v1beta1.ProtocolVersion {
@@ -100,7 +99,7 @@ func requestedProtocol(isvc *v1beta1.InferenceService) v1beta1.ProtocolVersion {
 // selectRuntimeLocked picks the runtime: the named one, fully checked, or
 // the best auto-selectable one. Every other runtime that lists the model's
 // format gets one line saying why it lost.
-func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntry, proto v1beta1.ProtocolVersion) (*runtimeChoice, *Error) {
+func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntry, proto v1beta1.ProtocolVersion, lb *lineBuf) (*runtimeChoice, *Error) {
 	svc := serviceRef(isvc)
 	if ref := isvc.Spec.Runtime; ref != nil && ref.Name != "" {
 		e, err := x.lookupRuntimeLocked(isvc, ref)
@@ -119,18 +118,17 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		buckets[1] = x.byFormat[formatKey(isvc.Namespace, m.formatName)]
 	}
 	// Failures are explained at once; candidates wait for the winner.
-	lb := getLineBuf()
 	var cands []candidate
 	for _, b := range buckets {
 		for _, e := range b {
 			c := e.check(m, proto)
 			switch {
 			case !c.ok:
-				lb.write(e.ref, ": ")
+				lb.write(e.linePrefix)
 				lb.write(c.reason.parts()...)
 				lb.end()
 			case !c.autoSelect:
-				lb.add(e.ref, ": matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)")
+				lb.add(e.linePrefix, "matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)")
 			default:
 				cand := candidate{e: e, priority: c.priority}
 				cand.open, cand.dist = e.sizes.closeness(m.model.Size)
@@ -148,14 +146,14 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 	}
 	for i := range cands {
 		if i != best {
-			lb.write(cands[i].e.ref, ": ")
+			lb.write(cands[i].e.linePrefix)
 			r := lossReason(&cands[i], &cands[best], m.sizeText)
 			lb.write(r.parts()...)
 			lb.end()
 		}
 	}
-	losers := lb.lines()
 	if best < 0 {
+		losers := lb.lines()
 		sort.Strings(losers)
 		reason := svc + ": no runtime can serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + ")"
 		if len(losers) == 0 {
@@ -165,7 +163,7 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		}
 		return nil, &Error{Reason: reason, Candidates: losers}
 	}
-	return &runtimeChoice{e: cands[best].e, autoSelected: true, losers: losers}, nil
+	return &runtimeChoice{e: cands[best].e, autoSelected: true}, nil
 }
 
 // lookupRuntimeLocked finds a named runtime: a ServingRuntime in the
