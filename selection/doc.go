@@ -8,4 +8,46 @@
 //
 // Objects handed to an Index are deep-copied; objects handed back in a
 // Decision are shared with the Index and must be treated as read-only.
+//
+// # Matching a model (where the seeds leave it open)
+//
+//   - Format and framework names compare case-insensitively.
+//   - Versions are major[.minor[.patch]] with an optional v and compare as
+//     "runtime OP model" on the runtime's precision: "1" matches 1.3 and
+//     1.0.0; "4.36" GreaterThanOrEqual matches 4.36.2 and 4.2, not 4.37.
+//     A runtime version needs a model version; a runtime without one
+//     accepts any.
+//   - An entry without modelArchitecture or modelFramework accepts any; an
+//     entry without quantization serves unquantized models only.
+//   - Sizes are decimal counts (7B = 7e9), K/M/B/T in any case; a runtime
+//     with a modelSizeRange needs a model that declares its size. Either
+//     bound may be missing.
+//   - Protocol: the service's, default openAI; a runtime without
+//     protocolVersions serves openAI only.
+//
+// # Ordering runtimes
+//
+// Auto-select considers enabled runtimes of the service's namespace and of
+// the cluster that list the model's format, have a matching entry with
+// autoSelect, the size in range and the protocol. They are ordered by:
+// namespaced first, then priority (set beats unset, higher first), then the
+// size range closest to the model (fewer open bounds, then the smaller sum
+// of distances to the bounds), then the newest creationTimestamp, then the
+// name. A named runtime (spec.runtime) is checked the same way except that
+// autoSelect is not required.
+//
+// # Choosing the AcceleratorClass
+//
+// Candidates are the runtime's supportedClasses (all classes when empty)
+// that meet the merged requiredCapabilities (runtime, then the service's,
+// the stricter value of each field). Then: the annotation
+// ome.io/accelerator-class, else the first fitting
+// acceleratorSelector.preferredClasses entry, else the best applicable
+// preferenceOrder score (requestSize conditions read the annotation
+// ome.io/request-size), else the strategy (annotation
+// ome.io/selection-strategy, else acceleratorSelector.strategy, else
+// balanced). Among otherwise equal choices a class whose Ready matching
+// nodes can host a whole group (GPUs per pod × (1 + worker.size)) wins;
+// when none can, the best class is chosen and the Decision says it is
+// unavailable. Explicit names that do not exist are errors.
 package selection
