@@ -145,7 +145,7 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 				warnings = append(warnings, rt.ref+" spec.acceleratorRequirements.supportedClasses lists AcceleratorClass "+quote(n)+", which does not exist")
 			}
 		}
-		sort.Slice(cands, func(i, j int) bool { return cands[i].c.name < cands[j].c.name })
+		sort.Slice(cands, func(i, j int) bool { return cands[i].c.linePrefix < cands[j].c.linePrefix })
 	} else {
 		sc := classScratchPool.Get().(*classScratch)
 		defer sc.release()
@@ -163,10 +163,12 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 			ce.available = x.fits(ce.c, nd, nodeSel)
 		}
 	}
+	// Only explicit names are looked up, a handful per decision.
 	byName := func(n string) *classEval {
-		i := sort.Search(len(cands), func(i int) bool { return cands[i].c.name >= n })
-		if i < len(cands) && cands[i].c.name == n {
-			return cands[i]
+		for _, ce := range cands {
+			if ce.c.name == n {
+				return ce
+			}
 		}
 		return nil
 	}

@@ -1,7 +1,6 @@
 package selection
 
 import (
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -85,38 +84,34 @@ func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
 		return nil, err
 	}
 	proto := requestedProtocol(isvc)
-	// One buffer holds every explanation line: runtime lines first, then
-	// class lines from index k on.
-	lb := getLineBuf()
-	rc, err := x.selectRuntimeLocked(isvc, m, proto, lb)
+	rc, err := x.selectRuntimeLocked(isvc, m, proto)
 	if err != nil {
-		return nil, err // the runtime error took the buffer's lines
+		return nil, err
 	}
-	k := len(lb.ends)
+	defer rc.scratch.release()
+	// One buffer holds every explanation line, written in sorted order:
+	// class lines ("AcceleratorClass/<name>: ", classes ordered by that
+	// prefix) before runtime lines ("ClusterServingRuntime/...",
+	// "ServingRuntime/...", losers ordered by prefix). No string sort needed.
+	lb := getLineBuf()
 	cc, err := x.selectClassLocked(isvc, rc.e, m, lb)
 	if err != nil {
 		lb.release()
 		return nil, err
+	}
+	if rc.scratch != nil {
+		rc.scratch.writeTo(lb)
 	}
 	d := &Decision{
 		Model:                m.model,
 		Runtime:              Runtime{Kind: rc.e.kind, Name: rc.e.name, Namespace: rc.e.namespace, Spec: rc.e.spec, AutoSelected: rc.autoSelected},
 		AcceleratorAvailable: cc.available,
 		Protocol:             proto,
+		Explanation:          lb.lines(),
 	}
 	if cc.c != nil {
 		d.AcceleratorClass = cc.c.obj
 	}
-	// Class lines ("AcceleratorClass/...") sort before runtime lines
-	// ("ClusterServingRuntime/...", "ServingRuntime/..."): sorting the two
-	// groups apart and swapping them in place is the full sort, for less.
-	all := lb.lines()
-	sort.Strings(all[:k])
-	sort.Strings(all[k:])
-	slices.Reverse(all[:k])
-	slices.Reverse(all[k:])
-	slices.Reverse(all)
-	d.Explanation = all
 	if rc.autoSelected {
 		d.Warnings = append(d.Warnings, "runtime "+d.RuntimeRef()+" was auto-selected for "+m.model.Ref())
 	}

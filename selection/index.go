@@ -1,7 +1,9 @@
 package selection
 
 import (
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,15 +50,17 @@ type Index struct {
 	// "/<name>" for ClusterServingRuntimes (namespaces are never empty).
 	runtimes map[string]*runtimeEntry
 	// byFormat: scope ("" for the cluster) + "\x00" + lower-case format name
-	// → runtime key → entry. Only runtimes that list the name are there, so
-	// a decision reads tens of runtimes, not thousands.
-	byFormat map[string]map[string]*runtimeEntry
+	// → the runtimes that list it, sorted by explanation line prefix
+	// ("<Kind>/<name>: "). A decision reads tens of runtimes, not
+	// thousands, and explains them in order without sorting.
+	byFormat map[string][]*runtimeEntry
 
 	models map[string]*modelEntry // same key scheme as runtimes
 
 	classes map[string]*classEntry
-	// classList is classes sorted by name, rebuilt when a class changes
-	// (rare), so a decision never sorts 200 classes.
+	// classList is classes sorted by explanation line prefix
+	// ("AcceleratorClass/<name>: "), rebuilt when a class changes (rare), so
+	// a decision never sorts 200 classes and writes their lines in order.
 	classList []*classEntry
 	// classResources counts how many classes name each resource, so that a
 	// pod's accelerator need also recognises vendor resources classes add.
@@ -81,7 +85,7 @@ type podUsage struct {
 func NewIndex() *Index {
 	return &Index{
 		runtimes:       map[string]*runtimeEntry{},
-		byFormat:       map[string]map[string]*runtimeEntry{},
+		byFormat:       map[string][]*runtimeEntry{},
 		models:         map[string]*modelEntry{},
 		classes:        map[string]*classEntry{},
 		classResources: map[corev1.ResourceName]int{},
@@ -135,12 +139,9 @@ func (x *Index) putRuntime(e *runtimeEntry) {
 	x.runtimes[key] = e
 	for _, n := range e.formatNames() {
 		fk := formatKey(e.namespace, n)
-		m := x.byFormat[fk]
-		if m == nil {
-			m = map[string]*runtimeEntry{}
-			x.byFormat[fk] = m
-		}
-		m[key] = e
+		b := x.byFormat[fk]
+		i, _ := slices.BinarySearchFunc(b, e.linePrefix, func(r *runtimeEntry, p string) int { return strings.Compare(r.linePrefix, p) })
+		x.byFormat[fk] = slices.Insert(b, i, e)
 	}
 }
 
@@ -152,11 +153,14 @@ func (x *Index) dropRuntimeLocked(key string) {
 	delete(x.runtimes, key)
 	for _, n := range old.formatNames() {
 		fk := formatKey(old.namespace, n)
-		if m := x.byFormat[fk]; m != nil {
-			delete(m, key)
-			if len(m) == 0 {
-				delete(x.byFormat, fk)
-			}
+		b := x.byFormat[fk]
+		if i, found := slices.BinarySearchFunc(b, old.linePrefix, func(r *runtimeEntry, p string) int { return strings.Compare(r.linePrefix, p) }); found {
+			b = slices.Delete(b, i, i+1)
+		}
+		if len(b) == 0 {
+			delete(x.byFormat, fk)
+		} else {
+			x.byFormat[fk] = b
 		}
 	}
 }
@@ -227,7 +231,7 @@ func (x *Index) rebuildClassListLocked() {
 	for _, c := range x.classes {
 		x.classList = append(x.classList, c)
 	}
-	sort.Slice(x.classList, func(i, j int) bool { return x.classList[i].name < x.classList[j].name })
+	sort.Slice(x.classList, func(i, j int) bool { return x.classList[i].linePrefix < x.classList[j].linePrefix })
 }
 
 // account adds a node's free accelerators to the histograms of its

@@ -1,8 +1,8 @@
 package selection
 
 import (
-	"sort"
 	"strconv"
+	"sync"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
@@ -87,6 +87,7 @@ func lossReason(c, w *candidate, sizeText string) why {
 type runtimeChoice struct {
 	e            *runtimeEntry
 	autoSelected bool
+	scratch      *runtimeScratch // losers, for the explanation; nil when named
 }
 
 func requestedProtocol(isvc *v1beta1.InferenceService) v1beta1.ProtocolVersion {
@@ -99,7 +100,7 @@ func requestedProtocol(isvc *v1beta1.InferenceService) v1beta1.ProtocolVersion {
 // selectRuntimeLocked picks the runtime: the named one, fully checked, or
 // the best auto-selectable one. Every other runtime that lists the model's
 // format gets one line saying why it lost.
-func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntry, proto v1beta1.ProtocolVersion, lb *lineBuf) (*runtimeChoice, *Error) {
+func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntry, proto v1beta1.ProtocolVersion) (*runtimeChoice, *Error) {
 	svc := serviceRef(isvc)
 	if ref := isvc.Spec.Runtime; ref != nil && ref.Name != "" {
 		e, err := x.lookupRuntimeLocked(isvc, ref)
@@ -113,48 +114,57 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		return &runtimeChoice{e: e}, nil
 	}
 
-	buckets := [2]map[string]*runtimeEntry{x.byFormat[formatKey("", m.formatName)]}
+	// Cluster runtimes first: "ClusterServingRuntime/..." lines sort before
+	// "ServingRuntime/..." ones, and each bucket is sorted, so losers are
+	// collected in explanation order.
+	buckets := [2][]*runtimeEntry{x.byFormat[formatKey("", m.formatName)]}
 	if isvc.Namespace != "" {
 		buckets[1] = x.byFormat[formatKey(isvc.Namespace, m.formatName)]
 	}
-	// Failures are explained at once; candidates wait for the winner.
-	var cands []candidate
+	sc := runtimeScratchPool.Get().(*runtimeScratch)
 	for _, b := range buckets {
 		for _, e := range b {
 			c := e.check(m, proto)
-			switch {
-			case !c.ok:
-				lb.write(e.linePrefix)
-				lb.write(c.reason.parts()...)
-				lb.end()
-			case !c.autoSelect:
-				lb.add(e.linePrefix, "matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)")
-			default:
+			if c.ok && c.autoSelect {
 				cand := candidate{e: e, priority: c.priority}
 				cand.open, cand.dist = e.sizes.closeness(m.model.Size)
-				cands = append(cands, cand)
+				sc.cands = append(sc.cands, cand)
 			}
 		}
 	}
 	best := -1
-	for i := range cands {
+	for i := range sc.cands {
 		if best < 0 {
 			best = i
-		} else if r, _ := rankRuntimes(&cands[i], &cands[best]); r < 0 {
+		} else if r, _ := rankRuntimes(&sc.cands[i], &sc.cands[best]); r < 0 {
 			best = i
 		}
 	}
-	for i := range cands {
-		if i != best {
-			lb.write(cands[i].e.linePrefix)
-			r := lossReason(&cands[i], &cands[best], m.sizeText)
-			lb.write(r.parts()...)
-			lb.end()
+	// Second pass, in order: failures re-checked (cheap, allocation-free)
+	// rather than stored, candidates explained against the winner.
+	ci := 0
+	for _, b := range buckets {
+		for _, e := range b {
+			if ci < len(sc.cands) && sc.cands[ci].e == e {
+				if ci != best {
+					sc.losers = append(sc.losers, runtimeLoser{e: e, why: lossReason(&sc.cands[ci], &sc.cands[best], m.sizeText)})
+				}
+				ci++
+				continue
+			}
+			c := e.check(m, proto)
+			if !c.ok {
+				sc.losers = append(sc.losers, runtimeLoser{e: e, why: c.reason})
+			} else {
+				sc.losers = append(sc.losers, runtimeLoser{e: e, why: because("matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)")})
+			}
 		}
 	}
 	if best < 0 {
+		lb := getLineBuf()
+		sc.writeTo(lb)
+		sc.release()
 		losers := lb.lines()
-		sort.Strings(losers)
 		reason := svc + ": no runtime can serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + ")"
 		if len(losers) == 0 {
 			reason += ": no ServingRuntime in namespace " + quoteNS(isvc.Namespace) + " and no ClusterServingRuntime lists format " + m.model.Spec.ModelFormat.Name + "; create one with an autoSelect entry for it"
@@ -163,7 +173,44 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		}
 		return nil, &Error{Reason: reason, Candidates: losers}
 	}
-	return &runtimeChoice{e: cands[best].e, autoSelected: true}, nil
+	return &runtimeChoice{e: sc.cands[best].e, autoSelected: true, scratch: sc}, nil
+}
+
+// runtimeLoser is a runtime that lost and why, kept as parts until the
+// decision writes its explanation.
+type runtimeLoser struct {
+	e   *runtimeEntry
+	why why
+}
+
+// runtimeScratch is the per-decision working set of auto-selection,
+// pooled: a decision should leave little for the GC, whose cycles scan the
+// whole (large) index.
+type runtimeScratch struct {
+	cands  []candidate
+	losers []runtimeLoser
+}
+
+var runtimeScratchPool = sync.Pool{New: func() any { return &runtimeScratch{} }}
+
+// writeTo appends one line per loser, in order.
+func (s *runtimeScratch) writeTo(lb *lineBuf) {
+	for i := range s.losers {
+		lb.write(s.losers[i].e.linePrefix)
+		lb.write(s.losers[i].why.parts()...)
+		lb.end()
+	}
+}
+
+// release clears references (the pool must not pin runtimes) and returns s.
+func (s *runtimeScratch) release() {
+	if s == nil {
+		return
+	}
+	clear(s.cands)
+	clear(s.losers)
+	s.cands, s.losers = s.cands[:0], s.losers[:0]
+	runtimeScratchPool.Put(s)
 }
 
 // lookupRuntimeLocked finds a named runtime: a ServingRuntime in the

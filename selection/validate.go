@@ -141,8 +141,8 @@ func (x *Index) PriorityConflicts(kind, namespace, name string, spec *v1beta1.Se
 		if !a.autoSelect || a.priority == nil || a.err != "" || a.name == "" {
 			continue
 		}
-		for key, o := range x.byFormat[formatKey(scope, a.name)] {
-			if key == selfKey || o.disabled || o.sizeErr != "" || !o.sizes.overlaps(self.sizes) || !shareProtocol(self.protocols, o.protocols) {
+		for _, o := range x.byFormat[formatKey(scope, a.name)] {
+			if objKey(o.namespace, o.name) == selfKey || o.disabled || o.sizeErr != "" || !o.sizes.overlaps(self.sizes) || !shareProtocol(self.protocols, o.protocols) {
 				continue
 			}
 			for j := range o.formats {
