@@ -35,6 +35,8 @@ func run() error {
 		selfSigned = flag.Bool("self-signed", false, "generate a CA and serving certificate into --cert-dir at start and inject the CA into the webhook configurations")
 		dnsNames   = flag.String("dns-names", "berth-webhook.berth-system.svc,berth-webhook.berth-system.svc.cluster.local", "comma-separated DNS names of the self-signed serving certificate")
 		ips        = flag.String("ip-addresses", "", "comma-separated IP addresses of the self-signed serving certificate")
+		certSecret = flag.String("cert-secret", "", "with --self-signed: Secret holding the CA and serving certificate shared by all replicas")
+		secretNS   = flag.String("cert-secret-namespace", envOr("POD_NAMESPACE", "berth-system"), "namespace of --cert-secret")
 		mutating   = flag.String("mutating-config", "berth-mutating", "MutatingWebhookConfiguration to inject the CA into (--self-signed)")
 		validating = flag.String("validating-config", "berth-validating", "ValidatingWebhookConfiguration to inject the CA into (--self-signed)")
 		listen     = flag.String("listen", ":9443", "address of the TLS admission server")
@@ -67,6 +69,7 @@ func run() error {
 	return app.Run(ctx, app.Config{
 		REST: cfg, CertDir: *certDir, SelfSigned: *selfSigned,
 		DNSNames: splitList(*dnsNames), IPAddresses: ipList,
+		CertSecret: *certSecret, CertSecretNamespace: *secretNS,
 		MutatingConfig: *mutating, ValidatingConfig: *validating,
 		ListenAddress: *listen, ProbeAddress: *probes, Resync: *resync, Log: log,
 	})
@@ -95,4 +98,11 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

@@ -36,16 +36,22 @@ type Config struct {
 	// SelfSigned generates a CA and serving certificate into CertDir at start
 	// (for users without cert-manager, the demo and the e2e suite) and
 	// injects the CA into the named webhook configurations.
-	SelfSigned        bool
-	DNSNames          []string
-	IPAddresses       []net.IP
-	MutatingConfig    string
-	ValidatingConfig  string
-	ListenAddress     string // TLS admissions, e.g. ":9443"
-	ProbeAddress      string // plain /healthz /readyz /metrics, "" to disable
-	Resync            time.Duration
-	CertCheckInterval time.Duration
-	Log               *slog.Logger
+	SelfSigned  bool
+	DNSNames    []string
+	IPAddresses []net.IP
+	// CertSecret, with SelfSigned, keeps the CA and serving certificate in
+	// one Secret shared by every replica (deploy/overlays/self-managed), so
+	// all replicas serve certificates of the CA in caBundle. Empty: each
+	// process generates its own (the demo and the e2e suite run one).
+	CertSecret          string
+	CertSecretNamespace string
+	MutatingConfig      string
+	ValidatingConfig    string
+	ListenAddress       string // TLS admissions, e.g. ":9443"
+	ProbeAddress        string // plain /healthz /readyz /metrics, "" to disable
+	Resync              time.Duration
+	CertCheckInterval   time.Duration
+	Log                 *slog.Logger
 	// Ready, when set, receives the bound admission address once the caches
 	// have synced and the server is serving.
 	Ready chan<- net.Addr
@@ -87,7 +93,19 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("berth client: %w", err)
 	}
-	if cfg.SelfSigned {
+	switch {
+	case cfg.SelfSigned && cfg.CertSecret != "":
+		sm := &cabundle.SelfManaged{
+			Client: kube, Namespace: cfg.CertSecretNamespace, SecretName: cfg.CertSecret,
+			DNSNames: cfg.DNSNames, IPs: cfg.IPAddresses,
+			MutatingName: cfg.MutatingConfig, ValidatingName: cfg.ValidatingConfig,
+			CertDir: cfg.CertDir, Log: log,
+		}
+		if err := sm.Sync(ctx); err != nil { // the files must exist before the reloader
+			return fmt.Errorf("self-managed certificates: %w", err)
+		}
+		go sm.Run(ctx)
+	case cfg.SelfSigned:
 		if err := selfSign(ctx, cfg, kube, log); err != nil {
 			return err
 		}
