@@ -399,7 +399,26 @@ func strategyLess(s v1beta1.AcceleratorSelectionStrategy, a, b *classEval) bool 
 	if a.available != b.available {
 		return a.available
 	}
-	x, y := a.c, b.c
+	return a.c.rank[strategyIndex(s)] < b.c.rank[strategyIndex(s)]
+}
+
+// strategyIndex numbers the strategies for classEntry.rank.
+func strategyIndex(s v1beta1.AcceleratorSelectionStrategy) int {
+	switch s {
+	case v1beta1.StrategyPerformance:
+		return 0
+	case v1beta1.StrategyCost:
+		return 1
+	}
+	return 2
+}
+
+var strategiesByIndex = []v1beta1.AcceleratorSelectionStrategy{v1beta1.StrategyPerformance, v1beta1.StrategyCost, v1beta1.StrategyBalanced}
+
+// strategyOrder is the static part of a strategy (availability aside), a
+// total order; the Index ranks every class by it when classes change, so
+// a decision compares two integers per class.
+func strategyOrder(s v1beta1.AcceleratorSelectionStrategy, x, y *classEntry) int {
 	var c int
 	switch s {
 	case v1beta1.StrategyPerformance:
@@ -410,9 +429,9 @@ func strategyLess(s v1beta1.AcceleratorSelectionStrategy, a, b *classEval) bool 
 		c = firstNonZero(ratioOrder(x, y), costOrder(x, y))
 	}
 	if c != 0 {
-		return c < 0
+		return c
 	}
-	return x.name < y.name
+	return strings.Compare(x.name, y.name)
 }
 
 func costOrder(x, y *classEntry) int {

@@ -88,6 +88,7 @@ type requirement struct {
 	features  []string
 	perf      []int64 // milli, indexed like perfFigures; 0 = none
 	errs      []string
+	none      bool // set by finish: nothing is required
 }
 
 func newRequirement() requirement {
@@ -141,11 +142,24 @@ func (r *requirement) add(path string, c *v1beta1.AcceleratorCapabilities) {
 	}
 }
 
-func (r *requirement) finish() { sort.Strings(r.features) }
+// finish settles the requirement; an empty one is remembered so that
+// checking 200 classes against nothing costs nothing.
+func (r *requirement) finish() {
+	sort.Strings(r.features)
+	r.none = r.memory == 0 && r.cc < 0 && r.clock == 0 && r.bandwidth == 0 && len(r.features) == 0
+	for _, p := range r.perf {
+		if p > 0 {
+			r.none = false
+		}
+	}
+}
 
 // unmet returns "" when the class meets the requirement, else every reason,
 // in a fixed order.
 func (r *requirement) unmet(c *classEntry) string {
+	if r.none {
+		return ""
+	}
 	var why []string
 	if r.memory > 0 {
 		switch {

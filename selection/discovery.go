@@ -37,6 +37,9 @@ type classEntry struct {
 	// matching nodes have exactly that many free, maintained by the Index.
 	histRes corev1.ResourceName
 	hist    []histBucket
+	// rank is the class's position under each strategy's static order
+	// (performance, cost, balanced), maintained by the Index.
+	rank [3]int
 }
 
 // histBucket: count Ready matching nodes have exactly free accelerators.

@@ -231,6 +231,13 @@ func (x *Index) rebuildClassListLocked() {
 	for _, c := range x.classes {
 		x.classList = append(x.classList, c)
 	}
+	byStrategy := slices.Clone(x.classList)
+	for i, s := range strategiesByIndex {
+		slices.SortFunc(byStrategy, func(a, b *classEntry) int { return strategyOrder(s, a, b) })
+		for r, c := range byStrategy {
+			c.rank[i] = r
+		}
+	}
 	sort.Slice(x.classList, func(i, j int) bool { return x.classList[i].linePrefix < x.classList[j].linePrefix })
 }
 

@@ -121,13 +121,22 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 	if isvc.Namespace != "" {
 		buckets[1] = x.byFormat[formatKey(isvc.Namespace, m.formatName)]
 	}
+	// One pass checks every runtime, keeping failures in order with a
+	// placeholder for each candidate; once the winner is known the
+	// candidates' placeholders get their reason.
 	sc := runtimeScratchPool.Get().(*runtimeScratch)
 	for _, b := range buckets {
 		for _, e := range b {
 			c := e.check(m, proto)
-			if c.ok && c.autoSelect {
+			switch {
+			case !c.ok:
+				sc.losers = append(sc.losers, runtimeLoser{e: e, why: c.reason, cand: -1})
+			case !c.autoSelect:
+				sc.losers = append(sc.losers, runtimeLoser{e: e, why: because("matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)"), cand: -1})
+			default:
 				cand := candidate{e: e, priority: c.priority}
 				cand.open, cand.dist = e.sizes.closeness(m.model.Size)
+				sc.losers = append(sc.losers, runtimeLoser{e: e, cand: len(sc.cands)})
 				sc.cands = append(sc.cands, cand)
 			}
 		}
@@ -140,24 +149,9 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 			best = i
 		}
 	}
-	// Second pass, in order: failures re-checked (cheap, allocation-free)
-	// rather than stored, candidates explained against the winner.
-	ci := 0
-	for _, b := range buckets {
-		for _, e := range b {
-			if ci < len(sc.cands) && sc.cands[ci].e == e {
-				if ci != best {
-					sc.losers = append(sc.losers, runtimeLoser{e: e, why: lossReason(&sc.cands[ci], &sc.cands[best], m.sizeText)})
-				}
-				ci++
-				continue
-			}
-			c := e.check(m, proto)
-			if !c.ok {
-				sc.losers = append(sc.losers, runtimeLoser{e: e, why: c.reason})
-			} else {
-				sc.losers = append(sc.losers, runtimeLoser{e: e, why: because("matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)")})
-			}
+	for i := range sc.losers {
+		if l := &sc.losers[i]; l.cand >= 0 && l.cand != best {
+			l.why = lossReason(&sc.cands[l.cand], &sc.cands[best], m.sizeText)
 		}
 	}
 	if best < 0 {
@@ -179,8 +173,9 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 // runtimeLoser is a runtime that lost and why, kept as parts until the
 // decision writes its explanation.
 type runtimeLoser struct {
-	e   *runtimeEntry
-	why why
+	e    *runtimeEntry
+	why  why
+	cand int // index in cands, -1 when the runtime did not match
 }
 
 // runtimeScratch is the per-decision working set of auto-selection,
@@ -196,6 +191,9 @@ var runtimeScratchPool = sync.Pool{New: func() any { return &runtimeScratch{} }}
 // writeTo appends one line per loser, in order.
 func (s *runtimeScratch) writeTo(lb *lineBuf) {
 	for i := range s.losers {
+		if s.losers[i].why.empty() {
+			continue // the winner
+		}
 		lb.write(s.losers[i].e.linePrefix)
 		lb.write(s.losers[i].why.parts()...)
 		lb.end()
