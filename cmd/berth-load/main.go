@@ -1,0 +1,205 @@
+// Command berth-load measures the berth pod webhook under load. It starts
+// the webhook as a child process (so the webhook's RSS is its own) with a
+// synthetic cache of the given size, then drives pod admissions over TLS at
+// a fixed rate, first against a no-op handler and then against the real
+// pod handler, in the same run, and reports p50/p99 latency, throughput and
+// the ratio. Only 127.0.0.1 is ever dialled.
+//
+//	go run ./cmd/berth-load -rate 1000 -duration 20s -runtimes 1000 -classes 200 -nodes 5000
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/berthdev/berth/certs"
+	"github.com/berthdev/berth/webhook/admission"
+	"github.com/berthdev/berth/webhook/metrics"
+	"github.com/berthdev/berth/webhook/server"
+)
+
+func intOrString(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }
+
+func main() {
+	var (
+		serve    = flag.Bool("serve", false, "internal: run the webhook side")
+		certDir  = flag.String("cert-dir", "", "internal: certificate directory of the webhook side")
+		rate     = flag.Int("rate", 1000, "admissions per second")
+		duration = flag.Duration("duration", 20*time.Second, "how long each phase sends")
+		workers  = flag.Int("workers", 128, "concurrent in-flight requests at most")
+		nRT      = flag.Int("runtimes", 1000, "cached ClusterServingRuntimes")
+		nClasses = flag.Int("classes", 200, "cached AcceleratorClasses")
+		nNodes   = flag.Int("nodes", 5000, "cached nodes")
+	)
+	flag.Parse()
+	var err error
+	if *serve {
+		err = serveSide(*certDir, *nRT, *nClasses, *nNodes)
+	} else {
+		err = drive(*rate, *duration, *workers, *nRT, *nClasses, *nNodes)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "berth-load:", err)
+		os.Exit(1)
+	}
+}
+
+// serveSide builds the synthetic cache and serves /mutate/pods and /noop
+// over TLS on a free loopback port, printing "READY <addr>" on stdout.
+func serveSide(certDir string, nRT, nClasses, nNodes int) error {
+	w, err := buildWorld(nRT, nClasses, nNodes)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	reloader, err := certs.NewReloader(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key"), time.Minute, slog.Default())
+	if err != nil {
+		return err
+	}
+	noop := func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		return admission.Allowed()
+	}
+	routes := []server.Route{
+		{Path: server.PathMutatePods, Name: "mutate-pods", Decide: w.podHandler().Mutate},
+		{Path: "/noop", Name: "noop", Decide: noop},
+	}
+	m := metrics.New()
+	srv := server.New("127.0.0.1:0", server.Router(routes, func() bool { return true }, m, slog.Default()), reloader.TLSConfig(), "", nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("READY %s\n", ln.Addr())
+	return srv.Run(context.Background(), ln, nil, time.Second)
+}
+
+func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int) error {
+	dir, err := os.MkdirTemp("", "berth-load-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	b, err := certs.Generate(nil, []net.IP{net.ParseIP("127.0.0.1")}, time.Hour, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := b.WriteFiles(dir); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, "-serve", "-cert-dir", dir, "-runtimes", fmt.Sprint(nRT), "-classes", fmt.Sprint(nClasses), "-nodes", fmt.Sprint(nNodes))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "READY ") {
+		return fmt.Errorf("webhook side did not start: %q %v", line, err)
+	}
+	addr := strings.TrimSpace(strings.TrimPrefix(line, "READY "))
+	fmt.Printf("webhook pid %d on %s, cache built and serving after %s (%d runtimes, %d classes, %d nodes)\n",
+		cmd.Process.Pid, addr, time.Since(start).Round(time.Millisecond), nRT, nClasses, nNodes)
+	fmt.Printf("webhook RSS idle: %s\n", rss(cmd.Process.Pid))
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(b.CACert)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+		MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers,
+	}}
+	body, err := podReview()
+	if err != nil {
+		return err
+	}
+	// Warm up connections and the handler, then measure each phase.
+	if _, err := phase(client, "https://"+addr+server.PathMutatePods, body, 200, 2*time.Second, workers); err != nil {
+		return err
+	}
+	noop, err := phase(client, "https://"+addr+"/noop", body, rate, duration, workers)
+	if err != nil {
+		return err
+	}
+	real, err := phase(client, "https://"+addr+server.PathMutatePods, body, rate, duration, workers)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("webhook RSS after load: %s\n", rss(cmd.Process.Pid))
+	fmt.Printf("%-10s %8s %8s %10s %10s %10s %8s\n", "handler", "sent", "errors", "p50", "p99", "max", "rps")
+	for _, r := range []struct {
+		name string
+		res  *result
+	}{{"no-op", noop}, {"mutate-pods", real}} {
+		fmt.Printf("%-10s %8d %8d %10s %10s %10s %8.0f\n", r.name, r.res.sent, r.res.errors,
+			r.res.quantile(0.50), r.res.quantile(0.99), r.res.quantile(1), r.res.throughput())
+	}
+	fmt.Printf("ratio mutate-pods/no-op: p50 %.2fx, p99 %.2fx\n",
+		float64(real.quantile(0.5))/float64(noop.quantile(0.5)), float64(real.quantile(0.99))/float64(noop.quantile(0.99)))
+	if real.errors > 0 {
+		return fmt.Errorf("%d admissions failed; first: %s", real.errors, real.firstError)
+	}
+	return nil
+}
+
+// podReview is one CREATE of a skeleton pod of the synthetic service.
+func podReview() ([]byte, error) {
+	pod := map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"generateName": "chat-engine-", "namespace": "load",
+			"labels": map[string]any{"ome.io/inferenceservice": "chat", "ome.io/component": "engine"}},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "ome-container", "image": "placeholder"}}},
+	}
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		return nil, err
+	}
+	review := map[string]any{
+		"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+		"request": map[string]any{
+			"uid": "load", "operation": "CREATE", "namespace": "load",
+			"kind":     map[string]any{"group": "", "version": "v1", "kind": "Pod"},
+			"resource": map[string]any{"group": "", "version": "v1", "resource": "pods"},
+			"object":   json.RawMessage(raw),
+		},
+	}
+	return json.Marshal(review)
+}
+
+// rss reads a process's resident set size from /proc.
+func rss(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:"))
+		}
+	}
+	return "unknown"
+}
