@@ -385,3 +385,34 @@ func TestVendorNeutralAvailability(t *testing.T) {
 	assert.Equal(t, "mi300x", d.AcceleratorClassName())
 	assert.True(t, d.AcceleratorAvailable)
 }
+
+// The nodes carrying a service nodeSelector's labels are cached; any node
+// label change must invalidate the cache.
+func TestNodeSelectorCacheFollowsLabels(t *testing.T) {
+	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")), gpus(2, 0))},
+		classes: []*v1beta1.AcceleratorClass{class("h100")}, nodes: []NodeInfo{gpuNode("n1", "h100", 8)}}.load()
+	svc := isvc("m", withSelector(v1beta1.AcceleratorSelector{NodeSelector: map[string]string{"zone": "west", "pool": "serving"}}))
+	west := NodeInfo{Name: "n1", Labels: map[string]string{"gpu": "h100", "zone": "west", "pool": "serving"}, Allocatable: map[corev1.ResourceName]int64{"nvidia.com/gpu": 8}, Ready: true}
+	steps := []struct {
+		name  string
+		apply func()
+		want  bool
+	}{
+		{"no node carries the labels", func() {}, false},
+		{"asked again (cached)", func() {}, false},
+		{"the node is relabelled", func() { x.UpsertNode(west) }, true},
+		{"its pods use the GPUs", func() {
+			x.SetPodUsage("team/p", "n1", map[corev1.ResourceName]int64{"nvidia.com/gpu": 7})
+		}, false},
+		{"the pod goes", func() { x.DeletePodUsage("team/p") }, true},
+		{"the node turns NotReady", func() { w := west; w.Ready = false; x.UpsertNode(w) }, false},
+		{"a second node arrives", func() { w := west; w.Name = "n2"; x.UpsertNode(w) }, true},
+		{"it is deleted", func() { x.DeleteNode("n2") }, false},
+	}
+	for _, s := range steps {
+		s.apply()
+		d, err := x.Select(svc)
+		require.NoError(t, err, s.name)
+		assert.Equal(t, s.want, d.AcceleratorAvailable, s.name)
+	}
+}

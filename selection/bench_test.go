@@ -134,3 +134,25 @@ func BenchmarkUpsertNode(b *testing.B) {
 		x.UpsertNode(n)
 	}
 }
+
+// BenchmarkSelectNodeSelector narrows availability with
+// acceleratorSelector.nodeSelector, which no histogram answers: every
+// matching node of every fitting class is visited until a group fits.
+// Here no node carries the label, the worst case (200 × 50 nodes).
+func BenchmarkSelectNodeSelector(b *testing.B) {
+	x := benchIndex(b)
+	svc := benchService()
+	withSelector(v1beta1.AcceleratorSelector{NodeSelector: map[string]string{"topology.kubernetes.io/zone": "nowhere"}})(svc)
+	d, err := x.Select(svc)
+	require.NoError(b, err)
+	require.False(b, d.AcceleratorAvailable)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for i := 0; i < b.N; i++ {
+		if _, err := x.Select(svc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu)
+}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,7 +67,11 @@ type Index struct {
 	// pod's accelerator need also recognises vendor resources classes add.
 	classResources map[corev1.ResourceName]int
 
-	nodes    map[string]*nodeEntry
+	nodes map[string]*nodeEntry
+	// labelGen changes whenever the set of nodes or any node's labels
+	// change; it invalidates selCache.
+	labelGen atomic.Uint64
+	selCache selectorCache
 	nodeUsed map[string]map[corev1.ResourceName]int64 // by node name; survives node deletes and early pods
 	pods     map[string]podUsage
 }
@@ -296,6 +301,7 @@ func (x *Index) UpsertNode(info NodeInfo) {
 		}
 		x.dropNodeLocked(info.Name)
 	}
+	x.labelGen.Add(1)
 	n := &nodeEntry{info: info}
 	x.nodes[info.Name] = n
 	for _, c := range x.classes {
@@ -320,6 +326,7 @@ func (x *Index) dropNodeLocked(name string) {
 		return
 	}
 	x.account(n, -1)
+	x.labelGen.Add(1)
 	delete(x.nodes, name)
 	for _, c := range n.classes {
 		if ce := x.classes[c]; ce != nil {

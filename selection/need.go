@@ -1,6 +1,10 @@
 package selection
 
 import (
+	"sort"
+	"strings"
+	"sync"
+
 	corev1 "k8s.io/api/core/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -151,4 +155,86 @@ func labelsMatch(sel, labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// capacityUnder counts, for every class, how many pods of the need fit on
+// its Ready nodes that carry all of sel's labels.
+func (x *Index) capacityUnder(sel map[string]string, nd need) map[*classEntry]int64 {
+	out := map[*classEntry]int64{}
+	for _, n := range x.nodesWithLabels(sel) {
+		if !n.info.Ready {
+			continue
+		}
+		for _, name := range n.classes {
+			c := x.classes[name]
+			if c == nil {
+				continue
+			}
+			if nd.perPod <= 0 {
+				out[c] += nd.pods
+				continue
+			}
+			out[c] += x.free(n, c.resourceFor(nd)) / nd.perPod
+		}
+	}
+	return out
+}
+
+// selectorCache remembers which nodes carry a service nodeSelector's
+// labels. Labels change far less often than decisions are made, so the
+// 10,000-node scan runs once per selector and label generation. It has its
+// own lock because decisions fill it while holding only the read lock.
+type selectorCache struct {
+	mu      sync.Mutex
+	entries map[string]selectorEntry
+}
+
+type selectorEntry struct {
+	gen   uint64
+	nodes []*nodeEntry
+}
+
+// maxSelectorCache bounds the cache; when full it starts over.
+const maxSelectorCache = 256
+
+// nodesWithLabels returns the nodes (any readiness) that carry every label
+// of sel. Caller holds x.mu (read or write).
+func (x *Index) nodesWithLabels(sel map[string]string) []*nodeEntry {
+	pairs := make([]string, 0, 2*len(sel))
+	for k, v := range sel {
+		pairs = append(pairs, k, v)
+	}
+	// Canonical key: sorted "k=v" lines, so map order never matters.
+	keys := make([]string, 0, len(sel))
+	for i := 0; i < len(pairs); i += 2 {
+		keys = append(keys, pairs[i]+"="+pairs[i+1])
+	}
+	sort.Strings(keys)
+	key := strings.Join(keys, "\n")
+	gen := x.labelGen.Load()
+
+	x.selCache.mu.Lock()
+	e, ok := x.selCache.entries[key]
+	x.selCache.mu.Unlock()
+	if ok && e.gen == gen {
+		return e.nodes
+	}
+	var nodes []*nodeEntry
+	for _, n := range x.nodes {
+		match := true
+		for i := 0; i < len(pairs) && match; i += 2 {
+			v, ok := n.info.Labels[pairs[i]]
+			match = ok && v == pairs[i+1]
+		}
+		if match {
+			nodes = append(nodes, n)
+		}
+	}
+	x.selCache.mu.Lock()
+	if x.selCache.entries == nil || len(x.selCache.entries) >= maxSelectorCache {
+		x.selCache.entries = map[string]selectorEntry{}
+	}
+	x.selCache.entries[key] = selectorEntry{gen: gen, nodes: nodes}
+	x.selCache.mu.Unlock()
+	return nodes
 }

@@ -200,13 +200,12 @@ func (s *runtimeScratch) writeTo(lb *lineBuf) {
 	}
 }
 
-// release clears references (the pool must not pin runtimes) and returns s.
+// release returns s to the pool (see classScratch.release on why stale
+// references are not cleared).
 func (s *runtimeScratch) release() {
 	if s == nil {
 		return
 	}
-	clear(s.cands)
-	clear(s.losers)
 	s.cands, s.losers = s.cands[:0], s.losers[:0]
 	runtimeScratchPool.Put(s)
 }
