@@ -104,6 +104,9 @@ func TestConcurrentUpdatesAndDecisions(t *testing.T) {
 		for i := 0; i < 200; i++ {
 			_, err := x.Select(isvc("m"))
 			assert.NoError(t, err)
+			// The nodeSelector cache is filled under the read lock.
+			_, err = x.Select(isvc("m", withSelector(v1beta1.AcceleratorSelector{NodeSelector: map[string]string{"gpu": "a100"}})))
+			assert.NoError(t, err)
 		}
 	}()
 	wg.Wait()
