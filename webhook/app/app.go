@@ -59,8 +59,8 @@ type Config struct {
 
 // Routes returns the admission routes over a cache.
 func Routes(c *cache.Cache, live handlers.ServiceGetter) []server.Route {
-	isvc := &handlers.InferenceServices{Index: c.Index}
-	runtimes := &handlers.Runtimes{Index: c.Index, Profiles: c.Profiles}
+	isvc := &handlers.InferenceServices{Index: c.Index, Retry: handlers.DefaultRetry}
+	runtimes := &handlers.Runtimes{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry}
 	pods := &handlers.Pods{Index: c.Index, Services: c.InferenceService, Profiles: c.Profiles, Live: live}
 	return []server.Route{
 		{Path: server.PathMutateInferenceServices, Name: "mutate-inferenceservices", Decide: isvc.Mutate},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 
@@ -20,6 +21,32 @@ import (
 // InferenceServices admits InferenceServices.
 type InferenceServices struct {
 	Index *selection.Index
+	// Retry lists waits before selecting again when selection fails.
+	// `kubectl apply -f dir/` creates a model or runtime and, milliseconds
+	// later, the service that needs it; the informer may not have delivered
+	// the first yet. Failures are rare, so waiting a little on that path
+	// costs nothing on the common one. Nil: no retry (unit tests).
+	Retry []time.Duration
+}
+
+// DefaultRetry fits in the webhook's 5 s timeout with room for both handlers.
+var DefaultRetry = []time.Duration{150 * time.Millisecond, 600 * time.Millisecond}
+
+// selectSettled selects, retrying after each wait in h.Retry while it fails.
+func (h *InferenceServices) selectSettled(ctx context.Context, isvc *v1beta1.InferenceService) (*selection.Decision, error) {
+	d, err := h.Index.Select(isvc)
+	for _, wait := range h.Retry {
+		if err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		d, err = h.Index.Select(isvc)
+	}
+	return d, err
 }
 
 // Mutate migrates the deprecated predictor, applies defaults and pins the
@@ -31,7 +58,7 @@ type InferenceServices struct {
 // runtime, accelerator selector, protocol, the class and strategy
 // annotations) or the pin was removed, so a newly created runtime never
 // silently moves a running service.
-func (h *InferenceServices) Mutate(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+func (h *InferenceServices) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	if skip(req) {
 		return admission.Allowed()
 	}
@@ -48,7 +75,7 @@ func (h *InferenceServices) Mutate(_ context.Context, req *admissionv1.Admission
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: %v", objectName(req), err))
 	}
 	applyDefaults(&isvc)
-	warnings = append(warnings, h.pin(&isvc)...)
+	warnings = append(warnings, h.pin(ctx, &isvc)...)
 
 	// The namespace defaulted above is not part of what we write back.
 	isvc.Namespace = roundTrip.Namespace
@@ -73,7 +100,7 @@ func applyDefaults(isvc *v1beta1.InferenceService) {
 }
 
 // pin resolves and records the decision, unless the recorded one still holds.
-func (h *InferenceServices) pin(isvc *v1beta1.InferenceService) (warnings []string) {
+func (h *InferenceServices) pin(ctx context.Context, isvc *v1beta1.InferenceService) (warnings []string) {
 	ann := isvc.Annotations
 	digest := inputDigest(isvc)
 	if ann[v1beta1.AnnotationResolvedRuntime] != "" && ann[v1beta1.AnnotationResolvedInputs] == digest {
@@ -84,7 +111,7 @@ func (h *InferenceServices) pin(isvc *v1beta1.InferenceService) (warnings []stri
 		warnings = append(warnings, fmt.Sprintf("the pinned runtime %s or class %q no longer resolves; re-resolving",
 			ann[v1beta1.AnnotationResolvedRuntime], ann[v1beta1.AnnotationResolvedAcceleratorClass]))
 	}
-	d, err := h.Index.Select(isvc)
+	d, err := h.selectSettled(ctx, isvc)
 	if err != nil {
 		// Leave no stale pin behind; the validating handler denies with the reason.
 		for _, k := range []string{v1beta1.AnnotationResolvedRuntime, v1beta1.AnnotationResolvedAcceleratorClass, v1beta1.AnnotationResolvedInputs} {
@@ -132,7 +159,7 @@ func inputDigest(isvc *v1beta1.InferenceService) string {
 // Validate denies a service whose model, runtime or class cannot be
 // resolved, with every candidate and why it lost, and updates that change a
 // running service's group shape, which the reconciler cannot roll.
-func (h *InferenceServices) Validate(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	if skip(req) {
 		return admission.Allowed()
 	}
@@ -157,7 +184,7 @@ func (h *InferenceServices) Validate(_ context.Context, req *admissionv1.Admissi
 		}
 		d, err = h.Index.Resolve(&isvc, kind, name, isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass])
 	} else {
-		d, err = h.Index.Select(&isvc)
+		d, err = h.selectSettled(ctx, &isvc)
 	}
 	if err != nil {
 		// selection errors name the service, what was asked and every candidate.

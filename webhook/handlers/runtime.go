@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,10 @@ import (
 type Runtimes struct {
 	Index    *selection.Index
 	Profiles listers.ClusterEngineRuntimeProfileLister
+	// Retry: waits before looking again for referenced classes and profiles
+	// that are missing, for `kubectl apply -f dir/` that creates them a few
+	// milliseconds earlier (see InferenceServices.Retry).
+	Retry []time.Duration
 }
 
 // ValidateNamespaced admits a ServingRuntime.
@@ -60,6 +65,13 @@ func (h *Runtimes) validate(req *admissionv1.AdmissionRequest, kind, namespace, 
 		errs = append(errs, h.Index.PriorityConflicts(kind, namespace, name, spec)...)
 	}
 	missing := h.missingReferences(spec)
+	for _, wait := range h.Retry {
+		if len(missing) == 0 || req.Operation != admissionv1.Create {
+			break
+		}
+		time.Sleep(wait)
+		missing = h.missingReferences(spec)
+	}
 	if req.Operation == admissionv1.Create {
 		errs = append(errs, missing...)
 	} else {
