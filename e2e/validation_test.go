@@ -14,12 +14,18 @@ import (
 )
 
 // The apiserver itself (OpenAPI schema and CEL rules of deploy/crds)
-// rejects malformed objects, before any webhook: each bad object is denied
-// with the message its marker defines, naming the field. Each kind also has
-// a valid control row, so a rejection cannot come from something else.
+// rejects malformed objects: each bad object is denied (422 Invalid) with the
+// message its marker defines, naming the field. Each kind also has a valid
+// control row, so a rejection cannot come from something else.
+//
+// Namespaced rows use kube-system, which berth's webhooks exclude by design:
+// a mutating webhook runs before schema validation and could deny first.
+// A control row may still be denied by a validating webhook (they run after
+// the schema, with berth's own rules, e.g. a priority clash): what it proves
+// is that the schema and CEL accepted it.
 func TestServerSideValidation(t *testing.T) {
 	const csr = "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: e2e-validation}\n"
-	const isvc = "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: e2e-validation, namespace: default}\n"
+	const isvc = "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: e2e-validation, namespace: kube-system}\n"
 	const ac = "apiVersion: ome.io/v1beta1\nkind: AcceleratorClass\nmetadata: {name: e2e-validation}\n"
 	tests := []struct {
 		name string
@@ -127,7 +133,7 @@ func TestServerSideValidation(t *testing.T) {
 
 		{"basemodel: maxTokens 0", `apiVersion: ome.io/v1beta1
 kind: BaseModel
-metadata: {name: e2e-validation, namespace: default}
+metadata: {name: e2e-validation, namespace: kube-system}
 spec:
   modelFormat: {name: safetensors}
   maxTokens: 0
@@ -162,7 +168,10 @@ spec:
 			// Dry run: the object goes through every server-side check and is not stored.
 			_, err = res.Create(ctx, objs[0].Unstructured, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			if len(tc.want) == 0 {
-				require.NoError(t, err)
+				if err != nil {
+					assert.False(t, apierrors.IsInvalid(err), "the schema or CEL refused a valid object: %v", err)
+					assert.Contains(t, err.Error(), "admission webhook", "only a webhook may refuse a valid object")
+				}
 				return
 			}
 			require.Error(t, err, "the apiserver accepted a bad object")
