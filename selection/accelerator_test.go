@@ -113,6 +113,16 @@ func TestSelectAcceleratorClass(t *testing.T) {
 			},
 		},
 		{
+			name: "performance figures are minimums",
+			objs: objects{csrs: rt(accel(&v1beta1.AcceleratorRequirements{RequiredCapabilities: caps(func(c *v1beta1.AcceleratorCapabilities) {
+				c.Performance = &v1beta1.AcceleratorPerformance{FP16TFLOPS: ptr(resource.MustParse("500"))}
+			})})), classes: fleet(), nodes: fleetNodes(8)},
+			svc:       isvc("m", withSelector(v1beta1.AcceleratorSelector{Strategy: v1beta1.StrategyCost})),
+			want:      "h100-80gb",
+			available: true,
+			explain:   []string{"AcceleratorClass/a100-80gb: performance.fp16TFLOPS 312 is below the required 500"},
+		},
+		{
 			name:      "the annotation names the class",
 			objs:      objects{csrs: rt(), classes: fleet(), nodes: fleetNodes(8)},
 			svc:       isvc("m", withAnnotation(v1beta1.AnnotationAcceleratorClass, "h100-80gb"), withSelector(v1beta1.AcceleratorSelector{PreferredClasses: []string{"a100-80gb"}})),
