@@ -195,7 +195,9 @@ func (w *why) String() string { return strings.Join(w.p[:w.n], "") }
 // Architecture: an entry without one serves any architecture. Quantization:
 // an entry without one serves unquantized models only, because a runtime
 // that was never told about fp8 weights cannot be assumed to load them.
-// Versions: a runtime version needs a model version to compare with.
+// Versions: a runtime version needs a model version to compare with, except
+// for a KServe predictor's inline format, where an absent version means any
+// (seed 001: a predictor asking for "sklearn" gets the runtime of sklearn 1).
 func (f *formatEntry) mismatch(m *modelEntry) why {
 	if f.err != "" {
 		return because(f.err)
@@ -204,10 +206,10 @@ func (f *formatEntry) mismatch(m *modelEntry) why {
 		return because("format ", f.display, " is not the model's ", m.model.Spec.ModelFormat.Name)
 	}
 	if f.version != nil {
-		if m.formatVersion == nil {
+		if m.formatVersion == nil && m.model.Kind != KindPredictorModel {
 			return because("format version ", f.version.text, " is required but the model declares none")
 		}
-		if !f.version.matches(*m.formatVersion) {
+		if m.formatVersion != nil && !f.version.matches(*m.formatVersion) {
 			return because("format version ", f.version.text, " does not match the model's ", m.formatVersionText)
 		}
 	}

@@ -103,12 +103,25 @@ func (e *modelEntry) describe() string {
 	return b.String()
 }
 
+// KindPredictorModel names the model a KServe-shaped service describes
+// inline (spec.predictor.model.modelFormat) instead of referencing a
+// BaseModel; it has a format and no size.
+const KindPredictorModel = "PredictorModel"
+
 // resolveModelLocked finds the model an InferenceService names:
 // spec.model.kind if set, else a BaseModel in the namespace, else a
-// ClusterBaseModel.
+// ClusterBaseModel. A service migrated from the KServe predictor shape,
+// with no spec.model, is served by the format its predictor describes.
 func (x *Index) resolveModelLocked(isvc *v1beta1.InferenceService) (*modelEntry, *Error) {
 	svc := serviceRef(isvc)
 	ref := isvc.Spec.Model
+	if (ref == nil || ref.Name == "") && isvc.Spec.Predictor != nil && isvc.Spec.Predictor.Model != nil {
+		e := compileModel(KindPredictorModel, isvc.Namespace, isvc.Name, v1beta1.BaseModelSpec{ModelFormat: isvc.Spec.Predictor.Model.ModelFormat})
+		if e.err != "" {
+			return nil, &Error{Reason: svc + ": spec.predictor.model: " + e.err}
+		}
+		return e, nil
+	}
 	if ref == nil || ref.Name == "" {
 		return nil, &Error{Reason: svc + ": spec.model is required: set spec.model.name to a BaseModel in namespace " + quoteNS(isvc.Namespace) + " or a ClusterBaseModel"}
 	}

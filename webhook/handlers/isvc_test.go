@@ -186,3 +186,18 @@ func TestHandlersDenyUndecodableObjects(t *testing.T) {
 		assert.Contains(t, resp.Result.Message, "cannot decode the object", name)
 	}
 }
+
+// Seed 001's previous schema (predictor.sklearn) is migrated at admission
+// and pinned to the out-of-box runtime KServe mapped it to.
+func TestPreviousSchemaIsMigratedAndPinned(t *testing.T) {
+	w := newWorld()
+	w.addCSR(t, "api/v1beta1/testdata/seeds/001-implicit-kserve-sklearnserver.yaml", time.Now())
+	isvc := seedService(t, "api/v1beta1/testdata/seeds/001-previous-schema-isvc-sklearn.yaml")
+	out, resp := admitISVC(t, w, admissionv1.Create, isvc, nil)
+	require.True(t, resp.Allowed, "%+v", resp.Result)
+	assert.Equal(t, "ClusterServingRuntime/kserve-sklearnserver", out.Annotations[v1beta1.AnnotationResolvedRuntime])
+	assert.Nil(t, out.Spec.Predictor.SKLearn)
+	assert.Equal(t, "sklearn", out.Spec.Predictor.Model.ModelFormat.Name)
+	assert.Equal(t, "kserve-sklearnserver", out.Spec.Runtime.Name)
+	assert.NotEmpty(t, resp.Warnings, "the migration is announced")
+}
