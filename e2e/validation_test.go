@@ -24,6 +24,14 @@ import (
 // the schema, with berth's own rules, e.g. a priority clash): what it proves
 // is that the schema and CEL accepted it.
 func TestServerSideValidation(t *testing.T) {
+	// The runtime control row names an out-of-box class, which berth's
+	// webhook requires to exist; apply the classes (idempotent) so the test
+	// does not depend on running after TestDeployManifestsAccepted.
+	classes, err := install.ReadObjects(env.Path("deploy", "accelerators"))
+	require.NoError(t, err)
+	applyCtx, cancelApply := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelApply()
+	require.NoError(t, env.Applier.ApplyAll(applyCtx, classes))
 	const csr = "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: e2e-validation}\n"
 	const isvc = "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: e2e-validation, namespace: kube-system}\n"
 	const ac = "apiVersion: ome.io/v1beta1\nkind: AcceleratorClass\nmetadata: {name: e2e-validation}\n"
@@ -36,7 +44,7 @@ func TestServerSideValidation(t *testing.T) {
 	}{
 		{"runtime: valid control", csr + `spec:
   supportedModelFormats:
-  - modelFormat: {name: safetensors, version: "1.0.0", operator: GreaterThanOrEqual}
+  - modelFormat: {name: e2e-validation-format, version: "1.0.0", operator: GreaterThanOrEqual}
     autoSelect: true
     priority: 1
   protocolVersions: [openAI]

@@ -94,6 +94,7 @@ func story(ctx context.Context, w io.Writer, env *harness.Env) {
 		fmt.Fprintf(w, "   refused: %s\n", r)
 	}
 	describeSample(ctx, w, env)
+	webhookStory(ctx, w, env, say)
 
 	name, node, took, err := gpuProbe(ctx, env)
 	if err != nil {
