@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
@@ -528,8 +530,13 @@ var (
 
 func renderUncached(t *testing.T, dir string) rendered {
 	t.Helper()
-	kubectl, err := exec.LookPath("kubectl")
-	require.NoError(t, err, "these tests render the manifests with `kubectl kustomize`; install kubectl (>= 1.27)")
+	// Prefer the kubectl `make deps` builds (v1.34.4, what CI has on a fresh
+	// machine); fall back to one on PATH.
+	kubectl, err := filepath.Abs(filepath.Join("..", "..", "bin", "k8s-v1.34.4", "kubectl"))
+	if _, statErr := os.Stat(kubectl); err != nil || statErr != nil {
+		kubectl, err = exec.LookPath("kubectl")
+	}
+	require.NoError(t, err, "these tests render the manifests with `kubectl kustomize`; run `make deps` or install kubectl (>= 1.27)")
 	var stderr bytes.Buffer
 	cmd := exec.Command(kubectl, "kustomize", dir)
 	cmd.Stderr = &stderr
