@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
+	"sync"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +33,70 @@ type Pods struct {
 	Services listers.InferenceServiceLister
 	Profiles listers.ClusterEngineRuntimeProfileLister
 	Live     ServiceGetter // optional
+
+	revisions revisionCache
+}
+
+// revisionCache remembers merge.Revision per set of inputs. Every pod of a
+// component has the same revision and hashing the inputs costs as much as
+// composing the pod, so a scale-up of many pods should hash once. The key
+// holds the identity of each input version: the service's UID and
+// resourceVersion, and the runtime and class objects themselves (the index
+// replaces them on every update, so a pointer is a version).
+type revisionCache struct {
+	mu sync.Mutex
+	m  map[revisionKey]string
+}
+
+type revisionKey struct {
+	service, component string
+	runtime            *v1beta1.ServingRuntimeSpec
+	class              *v1beta1.AcceleratorClass
+	profiles           string
+}
+
+const revisionCacheSize = 4096
+
+func (c *revisionCache) get(in merge.Input) string {
+	if in.Service.ResourceVersion == "" { // not from the API server: nothing identifies the version
+		return merge.Revision(in)
+	}
+	k := revisionKey{
+		service:   string(in.Service.UID) + "/" + in.Service.ResourceVersion,
+		component: in.Component, runtime: in.Runtime, class: in.AcceleratorClass,
+		profiles: profileVersions(in.Profiles),
+	}
+	c.mu.Lock()
+	rev, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return rev
+	}
+	rev = merge.Revision(in)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= revisionCacheSize {
+		c.m = make(map[revisionKey]string) // simple bound: start over
+	}
+	c.m[k] = rev
+	c.mu.Unlock()
+	return rev
+}
+
+// profileVersions identifies the cached profiles' versions, in name order.
+func profileVersions(profiles map[string]*v1beta1.ClusterEngineRuntimeProfile) string {
+	names := make([]string, 0, len(profiles))
+	for n := range profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(n)
+		b.WriteByte('@')
+		b.WriteString(profiles[n].ResourceVersion)
+		b.WriteByte(',')
+	}
+	return b.String()
 }
 
 // Mutate composes the pod with merge and stamps its revision. A pod whose
@@ -102,7 +168,7 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	if mutated.Annotations == nil {
 		mutated.Annotations = map[string]string{}
 	}
-	mutated.Annotations[v1beta1.AnnotationRevision] = merge.Revision(in)
+	mutated.Annotations[v1beta1.AnnotationRevision] = h.revisions.get(in)
 	p, err := patch.Create(req.Object.Raw, &roundTrip, mutated)
 	if err != nil {
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))

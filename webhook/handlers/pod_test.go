@@ -193,3 +193,35 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
+
+func revisionOf(t *testing.T, w *world) string {
+	t.Helper()
+	resp, out := admitPod(t, w, []byte(skeletonPod))
+	require.True(t, resp.Allowed, "%+v", resp.Result)
+	var pod corev1.Pod
+	require.NoError(t, json.Unmarshal(out, &pod))
+	return pod.Annotations[v1beta1.AnnotationRevision]
+}
+
+// The revision cache must never serve a stale revision: a new service
+// version (resourceVersion) or a replaced runtime object is a new key.
+func TestRevisionFollowsServiceAndRuntimeVersions(t *testing.T) {
+	w, isvc := gpuWorld(t)
+	isvc.ResourceVersion, isvc.UID = "1", "uid-1"
+	require.NoError(t, w.services.Update(isvc))
+	first := revisionOf(t, w)
+	assert.Equal(t, first, revisionOf(t, w), "same inputs, same revision")
+
+	changed := isvc.DeepCopy()
+	changed.ResourceVersion = "2"
+	changed.Spec.Engine.Runner.Env[0].Value = "off"
+	require.NoError(t, w.services.Update(changed))
+	second := revisionOf(t, w)
+	assert.NotEqual(t, first, second, "a changed service changes the revision")
+
+	var updated v1beta1.ClusterServingRuntime
+	load(t, "deploy/runtimes/srt-mistral-7b-instruct-rt.yaml", &updated)
+	updated.Spec.EngineConfig.Runner.Image = "lmsysorg/sglang:next"
+	w.index.UpsertClusterServingRuntime(&updated) // what the informer does on an update
+	assert.NotEqual(t, second, revisionOf(t, w), "a replaced runtime object changes the revision")
+}

@@ -17,6 +17,7 @@ package patch
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"gomodules.xyz/jsonpatch/v2"
 )
@@ -42,16 +43,17 @@ func Create(original []byte, roundTripped, mutated any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diff round-tripped object: %w", err)
 	}
-	roundTripOnly := make(map[string]bool, len(lost))
+	// Compare whole operations only where a path matches: encoding every
+	// value would cost more than the diff itself.
+	lostByPath := make(map[string][]jsonpatch.Operation, len(lost))
 	for _, op := range lost {
-		roundTripOnly[opKey(op)] = true
+		lostByPath[op.Path] = append(lostByPath[op.Path], op)
 	}
 	kept := ops[:0]
 	for _, op := range ops {
-		if roundTripOnly[opKey(op)] {
-			continue
+		if !sameAsAny(op, lostByPath[op.Path]) {
+			kept = append(kept, op)
 		}
-		kept = append(kept, op)
 	}
 	if len(kept) == 0 {
 		return nil, nil
@@ -59,12 +61,13 @@ func Create(original []byte, roundTripped, mutated any) ([]byte, error) {
 	return json.Marshal(kept)
 }
 
-// opKey identifies an operation by what it does, value included, so that
-// only operations identical to a round-trip artefact are dropped.
-func opKey(op jsonpatch.Operation) string {
-	v, err := json.Marshal(op.Value)
-	if err != nil {
-		v = []byte(fmt.Sprint(op.Value))
+// sameAsAny reports whether op is identical, value included, to one of the
+// round-trip operations at its path: only those are artefacts to drop.
+func sameAsAny(op jsonpatch.Operation, candidates []jsonpatch.Operation) bool {
+	for _, c := range candidates {
+		if c.Operation == op.Operation && reflect.DeepEqual(c.Value, op.Value) {
+			return true
+		}
 	}
-	return op.Operation + "\x00" + op.Path + "\x00" + string(v)
+	return false
 }
