@@ -137,8 +137,9 @@ func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int)
 	if err != nil {
 		return err
 	}
-	// Warm up connections and the handler, then measure each phase.
-	if _, err := phase(client, "https://"+addr+server.PathMutatePods, body, 200, 2*time.Second, workers); err != nil {
+	// Warm up at the full rate, so both phases find the same pool of open
+	// TLS connections (handshakes would otherwise land in the first phase).
+	if _, err := phase(client, "https://"+addr+server.PathMutatePods, body, rate, 3*time.Second, workers); err != nil {
 		return err
 	}
 	noop, err := phase(client, "https://"+addr+"/noop", body, rate, duration, workers)
