@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -114,6 +115,13 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		c, err = cluster.Attach(ctx, opts.Kubeconfig, copts)
 	} else {
 		c, err = cluster.Start(ctx, copts)
+		// Free ports are chosen, released, then bound by the processes: on a
+		// machine running several suites another process can take one in
+		// between. That is worth one more try on new ports, not a failure.
+		if err != nil && strings.Contains(err.Error(), "address already in use") {
+			fmt.Fprintf(opts.Log, "berth: a port was taken before the control plane bound it; starting again on new ports\n")
+			c, err = cluster.Start(ctx, copts)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("start the local control plane: %w", err)
