@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/e2e/harness"
@@ -38,6 +40,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *verbose {
 		progress = stderr
 	}
+	// Warnings the apiserver relays (berth's webhooks explain choices this
+	// way) belong in the story, not in klog lines on stderr.
+	rest.SetDefaultWarningHandler(apiWarnings)
 	fmt.Fprintln(stdout, "berth demo: starting a Kubernetes control plane on 127.0.0.1 (the first run builds it; that takes a while)...")
 	env, err := harness.Up(ctx, harness.Options{Timeout: *timeout, KeepRunDir: *keep, Log: progress})
 	if err != nil {
@@ -88,10 +93,14 @@ func story(ctx context.Context, w io.Writer, env *harness.Env) {
 		}
 	}
 
+	apiWarnings.drain() // warnings of the out-of-box objects are not the sample's
 	ok, refused := applyDir(ctx, env, "samples")
 	say("Applied the sample deploy/samples: %s.", strings.Join(ok, ", "))
 	for _, r := range refused {
 		fmt.Fprintf(w, "   refused: %s\n", r)
+	}
+	for _, msg := range apiWarnings.drain() {
+		fmt.Fprintf(w, "   apiserver warning: %s\n", msg)
 	}
 	describeSample(ctx, w, env)
 	webhookStory(ctx, w, env, say)
@@ -216,6 +225,39 @@ func countKinds(refs []string) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// warningCollector keeps the warnings the apiserver sends with responses.
+type warningCollector struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+var apiWarnings = &warningCollector{}
+
+func (c *warningCollector) HandleWarningHeader(code int, agent, message string) {
+	if code != 299 || message == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.msgs = append(c.msgs, message)
+}
+
+// drain returns the warnings collected so far, without repeats, and forgets them.
+func (c *warningCollector) drain() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range c.msgs {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	c.msgs = nil
+	return out
 }
 
 func indent(s string) string {

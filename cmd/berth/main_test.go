@@ -51,3 +51,14 @@ func TestCountKinds(t *testing.T) {
 	assert.Equal(t, "2 ClusterServingRuntime, 1 AcceleratorClass",
 		countKinds([]string{"ClusterServingRuntime/a", "AcceleratorClass/x", "ClusterServingRuntime/b"}))
 }
+
+func TestWarningCollector(t *testing.T) {
+	c := &warningCollector{}
+	c.HandleWarningHeader(299, "", "runtime A was auto-selected")
+	c.HandleWarningHeader(299, "", "runtime A was auto-selected")
+	c.HandleWarningHeader(299, "", "")
+	c.HandleWarningHeader(199, "", "not a warning code the apiserver uses")
+	c.HandleWarningHeader(299, "", "class B chosen")
+	assert.Equal(t, []string{"runtime A was auto-selected", "class B chosen"}, c.drain())
+	assert.Empty(t, c.drain(), "drain forgets what it returned")
+}
