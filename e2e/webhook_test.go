@@ -62,6 +62,18 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
+// ensureOutOfBox applies deploy/accelerators and deploy/runtimes
+// (idempotent), so each test can run alone with -run.
+func ensureOutOfBox(t *testing.T) {
+	t.Helper()
+	ctx := ctxT(t, 2*time.Minute)
+	for _, dir := range []string{"accelerators", "runtimes"} {
+		objs, err := install.ReadObjects(env.Path("deploy", dir))
+		require.NoError(t, err)
+		require.NoError(t, env.Applier.ApplyAll(ctx, objs))
+	}
+}
+
 // withoutRuntimes deletes out-of-box runtimes for the duration of a test and
 // re-applies them afterwards: the seed examples reuse their priorities, and
 // berth rightly refuses two equal priorities in one scope.
@@ -101,6 +113,7 @@ spec:
 // class; a newer higher-priority runtime does not move the pin; an
 // unlabelled pod is untouched.
 func TestSeedPriorityExampleEndToEnd(t *testing.T) {
+	ensureOutOfBox(t)
 	withoutRuntimes(t, "srt-mistral-7b-instruct-rt", "vllm-mistral-7b-instruct-rt")
 	ns := "mistral-7b-instruct"
 	ctx := ctxT(t, 3*time.Minute)
@@ -188,6 +201,7 @@ func ptr[T any](v T) *T { return &v }
 // runtimes: identical formats, overlapping (not identical) ranges, and two
 // ServingRuntimes of one namespace.
 func TestConflictingPrioritiesAreDeniedByKubectl(t *testing.T) {
+	ensureOutOfBox(t)
 	base := strings.Replace(seedFile(t, "000-priority-srt-mistral-7b-instruct.yaml"), "name: srt-mistral-7b-instruct\n", "name: e2e-conflict-a\n", 1)
 	withoutRuntimes(t, "srt-mistral-7b-instruct-rt", "vllm-mistral-7b-instruct-rt")
 	t.Cleanup(func() {
@@ -227,6 +241,7 @@ func TestOutOfBoxRuntimesNeverConflict(t *testing.T) {
 // A service that matches no runtime is denied at kubectl apply, listing
 // every candidate runtime with its reason.
 func TestUnresolvableServiceListsEveryRuntime(t *testing.T) {
+	ensureOutOfBox(t)
 	ns := testNamespace(t, "e2e-nomatch")
 	model := `apiVersion: ome.io/v1beta1
 kind: BaseModel
@@ -257,6 +272,7 @@ spec:
 // A Deployment whose pod template carries the label gets mutated pods:
 // the controller-manager creates them and the webhook completes them.
 func TestDeploymentPodsAreMutated(t *testing.T) {
+	ensureOutOfBox(t)
 	ns := testNamespace(t, "e2e-deploy")
 	ctx := ctxT(t, 2*time.Minute)
 	model := strings.Replace(mistralModel(ns), "MistralForCausalLM", "LlamaForCausalLM", 1)
@@ -300,6 +316,7 @@ func TestDeploymentPodsAreMutated(t *testing.T) {
 
 // kubectl apply --dry-run=server of everything above writes nothing.
 func TestServerDryRunWritesNothing(t *testing.T) {
+	ensureOutOfBox(t)
 	ns := testNamespace(t, "e2e-dryrun")
 	// The model must exist for the service to resolve; create it for real,
 	// then dry-run the service, a runtime, a class and a pod.
@@ -328,6 +345,7 @@ func TestServerDryRunWritesNothing(t *testing.T) {
 // Serving certificates rotated on disk while admissions run: the webhook
 // reloads without restart and no admission fails.
 func TestCertificateRotationUnderLoad(t *testing.T) {
+	ensureOutOfBox(t)
 	w := berthwebhook.Started
 	require.NotNil(t, w, "the berth webhook component did not start")
 	ns := testNamespace(t, "e2e-rotate")
@@ -353,7 +371,8 @@ func TestCertificateRotationUnderLoad(t *testing.T) {
 					return
 				default:
 				}
-				_, err := bc.OmeV1beta1().InferenceServices(ns).Create(ctx, isvc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				// A copy per call: the client's encoder writes TypeMeta into the object.
+				_, err := bc.OmeV1beta1().InferenceServices(ns).Create(ctx, isvc.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 				if err != nil {
 					failed.Add(1)
 					firstErr.CompareAndSwap(nil, err.Error())
@@ -379,7 +398,7 @@ func TestCertificateRotationUnderLoad(t *testing.T) {
 		require.NoError(t, next.RenewServing(nil, []net.IP{net.ParseIP("127.0.0.1")}, time.Hour, time.Now()))
 		require.NoError(t, next.WriteFiles(w.CertDir))
 	}
-	time.Sleep(12 * time.Second) // the reloader polls every 10 s
+	time.Sleep(5 * time.Second) // the e2e webhook polls its files every second
 	close(stop)
 	wg.Wait()
 	t.Logf("admissions during rotation: %d ok, %d failed", ok.Load(), failed.Load())

@@ -41,6 +41,7 @@ func run() error {
 		validating = flag.String("validating-config", "berth-validating", "ValidatingWebhookConfiguration to inject the CA into (--self-signed)")
 		listen     = flag.String("listen", ":9443", "address of the TLS admission server")
 		probes     = flag.String("probe-listen", ":8081", "address of the plain /healthz, /readyz and /metrics server; empty to disable")
+		certCheck  = flag.Duration("cert-check-interval", 10*time.Second, "how often the serving certificate files are checked for rotation")
 		resync     = flag.Duration("resync", 10*time.Minute, "informer resync period")
 		logLevel   = flag.String("log-level", "info", "debug, info, warn or error")
 	)
@@ -71,7 +72,7 @@ func run() error {
 		DNSNames: splitList(*dnsNames), IPAddresses: ipList,
 		CertSecret: *certSecret, CertSecretNamespace: *secretNS,
 		MutatingConfig: *mutating, ValidatingConfig: *validating,
-		ListenAddress: *listen, ProbeAddress: *probes, Resync: *resync, Log: log,
+		ListenAddress: *listen, ProbeAddress: *probes, Resync: *resync, CertCheckInterval: *certCheck, Log: log,
 	})
 }
 

@@ -71,6 +71,9 @@ func start(ctx context.Context, env *harness.Env) error {
 		"--listen", "127.0.0.1:" + strconv.Itoa(ports[0]),
 		"--probe-listen", "127.0.0.1:" + strconv.Itoa(ports[1]),
 		"--log-level", "debug",
+		// Rotation tests rewrite the files a few seconds apart; poll faster
+		// than the production default so every rewrite is seen.
+		"--cert-check-interval", "1s",
 	}
 	client := &http.Client{Timeout: 2 * time.Second}
 	ready := func(ctx context.Context) error {
