@@ -193,6 +193,18 @@ func TestSeedPriorityExampleEndToEnd(t *testing.T) {
 	updated, err := bc.OmeV1beta1().InferenceServices(ns).Update(ctx, isvc, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "ClusterServingRuntime/srt-mistral-7b-instruct-2", updated.Annotations[v1beta1.AnnotationResolvedRuntime])
+
+	// Re-applying the user's file server-side keeps the pin too, although
+	// the apply drops fields its manager owned but no longer lists, such as
+	// annotations a webhook added during its previous apply.
+	// (--force-conflicts: the typed update above took over maxReplicas.)
+	for _, mode := range [][]string{{"apply", "--server-side", "--force-conflicts", "-f", "-"}, {"apply", "--server-side", "--force-conflicts", "-f", "-"}} {
+		out, err = kubectl(t, seedFile(t, "000-isvc-auto-select.yaml"), mode...)
+		require.NoError(t, err, out)
+		isvc, err = bc.OmeV1beta1().InferenceServices(ns).Get(ctx, "mistral-7b-instruct", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, "ClusterServingRuntime/srt-mistral-7b-instruct-2", isvc.Annotations[v1beta1.AnnotationResolvedRuntime], "after kubectl %v", mode)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }
