@@ -1,37 +1,22 @@
 package handlers
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/webhook/admission"
 )
 
 // ValidateAcceleratorClass denies classes whose selectors, capabilities or
 // resources would make selection or scheduling fail later.
-func ValidateAcceleratorClass(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-	if skip(req) {
-		return admission.Allowed()
-	}
-	var ac v1beta1.AcceleratorClass
-	if deny := decodeObject(req, &ac); deny != nil {
-		return deny
-	}
-	if errs := AcceleratorClassErrors(&ac.Spec); len(errs) > 0 {
-		return admission.Denied(http.StatusUnprocessableEntity,
-			fmt.Sprintf("AcceleratorClass %s is invalid:\n- %s", ac.Name, strings.Join(errs, "\n- ")))
-	}
-	return admission.Allowed()
-}
+var ValidateAcceleratorClass = objectValidator("AcceleratorClass", func(ac *v1beta1.AcceleratorClass) []string {
+	return AcceleratorClassErrors(&ac.Spec)
+})
 
 // AcceleratorClassErrors checks a class spec; messages name the field.
 func AcceleratorClassErrors(spec *v1beta1.AcceleratorClassSpec) []string {

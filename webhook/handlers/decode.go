@@ -5,9 +5,11 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 
@@ -45,4 +47,26 @@ func objectName(req *admissionv1.AdmissionRequest) string {
 // skip reports operations a handler has nothing to say about.
 func skip(req *admissionv1.AdmissionRequest) bool {
 	return req.Operation == admissionv1.Delete || req.Operation == admissionv1.Connect
+}
+
+// objectValidator is the handler of a kind whose checks need only the
+// object itself: decode it, and deny with every error check reports.
+func objectValidator[T any, PT interface {
+	*T
+	GetName() string
+}](kind string, check func(PT) []string) admission.Func {
+	return func(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		if skip(req) {
+			return admission.Allowed()
+		}
+		obj := PT(new(T))
+		if deny := decodeObject(req, obj); deny != nil {
+			return deny
+		}
+		if errs := check(obj); len(errs) > 0 {
+			return admission.Denied(http.StatusUnprocessableEntity,
+				fmt.Sprintf("%s %s is invalid:\n- %s", kind, obj.GetName(), strings.Join(errs, "\n- ")))
+		}
+		return admission.Allowed()
+	}
 }

@@ -1,35 +1,19 @@
 package handlers
 
 import (
-	"context"
 	"fmt"
-	"net/http"
-	"strings"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/webhook/admission"
 )
 
 // ValidateProfile denies profiles whose containers or volumes would clash
 // when added to a pod.
-func ValidateProfile(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-	if skip(req) {
-		return admission.Allowed()
-	}
-	var p v1beta1.ClusterEngineRuntimeProfile
-	if deny := decodeObject(req, &p); deny != nil {
-		return deny
-	}
-	if errs := ProfileErrors(&p.Spec); len(errs) > 0 {
-		return admission.Denied(http.StatusUnprocessableEntity,
-			fmt.Sprintf("ClusterEngineRuntimeProfile %s is invalid:\n- %s", p.Name, strings.Join(errs, "\n- ")))
-	}
-	return admission.Allowed()
-}
+var ValidateProfile = objectValidator("ClusterEngineRuntimeProfile", func(p *v1beta1.ClusterEngineRuntimeProfile) []string {
+	return ProfileErrors(&p.Spec)
+})
 
 // ProfileErrors checks names: containers (init ones included, as Kubernetes
 // requires) and volumes must be unique and valid DNS labels.
