@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -164,9 +165,10 @@ func describeSample(ctx context.Context, w io.Writer, env *harness.Env) {
 			fmt.Fprintf(w, "   InferenceService %s/%s is stored as written: no berth webhook has resolved its runtime and AcceleratorClass.\n",
 				got.GetNamespace(), got.GetName())
 		}
-		// Give a reconciler, if one runs, a moment to create pods.
+		// Give a reconciler, if one runs, a moment to create pods. The
+		// webhook alone creates none, so do not wait for it.
 		deadline := time.Now().Add(10 * time.Second)
-		for len(env.Components) > 0 && time.Now().Before(deadline) {
+		for slices.Contains(env.Components, "berth-reconciler") && time.Now().Before(deadline) {
 			pods, err := env.Kube.CoreV1().Pods(got.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: v1beta1.LabelInferenceService + "=" + got.GetName()})
 			if err == nil && len(pods.Items) > 0 {
 				for _, p := range pods.Items {
