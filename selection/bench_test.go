@@ -57,6 +57,21 @@ func benchIndex(b *testing.B) *Index {
 // reportCPU adds cpu-ns/op: process CPU time (GC included) per op, which
 // neighbours' load on a shared machine does not inflate the way it
 // inflates wall time.
+// benchSelect times x.Select(svc) b.N times, reporting allocations and
+// process CPU time per decision.
+func benchSelect(b *testing.B, x *Index, svc *v1beta1.InferenceService) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for i := 0; i < b.N; i++ {
+		if _, err := x.Select(svc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu)
+}
+
 func reportCPU(b *testing.B, start time.Duration) {
 	if used := processCPU() - start; used > 0 {
 		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
@@ -76,15 +91,7 @@ func BenchmarkSelect(b *testing.B) {
 	svc := benchService()
 	d, err := x.Select(svc)
 	require.NoError(b, err)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := processCPU()
-	for i := 0; i < b.N; i++ {
-		if _, err := x.Select(svc); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPU(b, cpu)
+	benchSelect(b, x, svc)
 	b.ReportMetric(float64(len(d.Explanation)), "lines/op")
 }
 
@@ -98,15 +105,7 @@ func BenchmarkSelectExplicit(b *testing.B) {
 	withAnnotation(v1beta1.AnnotationAcceleratorClass, d.AcceleratorClassName())(svc)
 	_, err = x.Select(svc)
 	require.NoError(b, err)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := processCPU()
-	for i := 0; i < b.N; i++ {
-		if _, err := x.Select(svc); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPU(b, cpu)
+	benchSelect(b, x, svc)
 }
 
 // BenchmarkResolve re-reads a pinned decision (the pod webhook's path).
@@ -146,13 +145,5 @@ func BenchmarkSelectNodeSelector(b *testing.B) {
 	d, err := x.Select(svc)
 	require.NoError(b, err)
 	require.False(b, d.AcceleratorAvailable)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := processCPU()
-	for i := 0; i < b.N; i++ {
-		if _, err := x.Select(svc); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPU(b, cpu)
+	benchSelect(b, x, svc)
 }
