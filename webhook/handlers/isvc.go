@@ -62,11 +62,11 @@ func (h *InferenceServices) Mutate(ctx context.Context, req *admissionv1.Admissi
 	if skip(req) {
 		return admission.Allowed()
 	}
-	var isvc, roundTrip v1beta1.InferenceService
+	var isvc v1beta1.InferenceService
 	if deny := decodeObject(req, &isvc); deny != nil {
 		return deny
 	}
-	_ = json.Unmarshal(req.Object.Raw, &roundTrip)
+	roundTrip := isvc.DeepCopy() // the decoded object, before any change
 	if isvc.Namespace == "" {
 		isvc.Namespace = req.Namespace
 	}
@@ -79,7 +79,7 @@ func (h *InferenceServices) Mutate(ctx context.Context, req *admissionv1.Admissi
 
 	// The namespace defaulted above is not part of what we write back.
 	isvc.Namespace = roundTrip.Namespace
-	p, err := patch.Create(req.Object.Raw, &roundTrip, &isvc)
+	p, err := patch.Create(req.Object.Raw, roundTrip, &isvc)
 	if err != nil {
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("InferenceService %s: cannot build patch: %v", objectName(req), err))
 	}

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -106,11 +105,10 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	if req.Operation != admissionv1.Create {
 		return admission.Allowed()
 	}
-	var pod, roundTrip corev1.Pod
+	var pod corev1.Pod
 	if deny := decodeObject(req, &pod); deny != nil {
 		return deny
 	}
-	_ = json.Unmarshal(req.Object.Raw, &roundTrip)
 	svcName := pod.Labels[v1beta1.LabelInferenceService]
 	if svcName == "" {
 		// The objectSelector should have kept this pod away; say nothing.
@@ -169,7 +167,8 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 		mutated.Annotations = map[string]string{}
 	}
 	mutated.Annotations[v1beta1.AnnotationRevision] = h.revisions.get(in)
-	p, err := patch.Create(req.Object.Raw, &roundTrip, mutated)
+	// pod is never changed (mutated is a copy), so it is the round trip.
+	p, err := patch.Create(req.Object.Raw, &pod, mutated)
 	if err != nil {
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))
 	}
