@@ -19,6 +19,13 @@ const (
 // ComponentExtensionSpec holds replica and scaling settings shared by the
 // engine, decoder and router of runtimes and InferenceServices.
 type ComponentExtensionSpec struct {
+	// Replicas is the number of serving groups the reconciler keeps, within
+	// [minReplicas, maxReplicas]. An autoscaler writes it for the engine
+	// through the InferenceService's scale subresource; the decoder and
+	// router are scaled by setting it directly. Defaults to minReplicas.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
 	// MinReplicas is the minimum number of serving groups; 0 enables
 	// scale-to-zero. Defaults to 1.
 	// +kubebuilder:validation:Minimum=0

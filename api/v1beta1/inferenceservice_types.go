@@ -2,6 +2,7 @@ package v1beta1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // ModelRef points an InferenceService at a BaseModel or ClusterBaseModel.
@@ -147,7 +148,67 @@ type InferenceServiceSpec struct {
 	// Predictor is the deprecated KServe shape, migrated at admission.
 	// +optional
 	Predictor *PredictorSpec `json:"predictor,omitempty"`
+	// RolloutStrategy says how serving groups move to a new revision when the
+	// service, its runtime, class or a RollingUpdate profile changes (seed
+	// 003, Kthena's field names). Defaults to ServingGroupRollingUpdate with
+	// maxUnavailable 1 and partition 0.
+	// +optional
+	RolloutStrategy *RolloutStrategy `json:"rolloutStrategy,omitempty"`
+	// RecoveryPolicy says what is recreated when a pod of a serving group
+	// fails: ServingGroupRecreate (the whole group), RoleRecreate (only the
+	// pod; the default) or None (a failed pod is replaced, restarts are left
+	// to the kubelet).
+	// +optional
+	RecoveryPolicy *RecoveryPolicy `json:"recoveryPolicy,omitempty"`
+	// RestartGracePeriodSeconds is how long a pod may stay failed or
+	// restarting and not Ready before its recovery policy acts. Default 0.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RestartGracePeriodSeconds *int64 `json:"restartGracePeriodSeconds,omitempty"`
 }
+
+// RolloutStrategyType names how serving groups are rolled.
+// +kubebuilder:validation:Enum=ServingGroupRollingUpdate
+type RolloutStrategyType string
+
+// ServingGroupRollingUpdate deletes and recreates whole serving groups,
+// highest ordinal first, honouring partition and maxUnavailable.
+const ServingGroupRollingUpdate RolloutStrategyType = "ServingGroupRollingUpdate"
+
+// RolloutStrategy is seed 003's rolloutStrategy.
+type RolloutStrategy struct {
+	// Type of the rollout; only ServingGroupRollingUpdate exists.
+	// +optional
+	Type RolloutStrategyType `json:"type,omitempty"`
+	// RollingUpdateConfiguration bounds the rollout.
+	// +optional
+	RollingUpdateConfiguration *RollingUpdateConfiguration `json:"rollingUpdateConfiguration,omitempty"`
+}
+
+// RollingUpdateConfiguration bounds a rolling update, per component.
+type RollingUpdateConfiguration struct {
+	// Partition: groups with an ordinal below it keep their revision. An
+	// integer, or a percentage of the component's groups (rounded up).
+	// Default 0: every group rolls.
+	// +optional
+	Partition *intstr.IntOrString `json:"partition,omitempty"`
+	// MaxUnavailable is how many groups of a component may be unavailable
+	// during the roll. An integer, or a percentage of the component's
+	// groups (rounded down, at least 1). Must not be 0. Default 1.
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// RecoveryPolicy is what the reconciler recreates when a pod fails.
+// +kubebuilder:validation:Enum=ServingGroupRecreate;RoleRecreate;None
+type RecoveryPolicy string
+
+// The recovery policies of seed 003.
+const (
+	ServingGroupRecreate RecoveryPolicy = "ServingGroupRecreate"
+	RoleRecreate         RecoveryPolicy = "RoleRecreate"
+	RecoveryNone         RecoveryPolicy = "None"
+)
 
 // ResolvedRef names a resolved object by kind and name.
 type ResolvedRef struct {
@@ -166,9 +227,13 @@ type ComponentStatus struct {
 	// UpdatedReplicas is the number of groups at the current revision.
 	// +optional
 	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
-	// Revision the component's pods are composed from.
+	// Revision the component's pods are composed from now; pods stamped
+	// with another revision are outdated and rolled.
 	// +optional
 	Revision string `json:"revision,omitempty"`
+	// Workers is the number of worker pods per group (0: single-pod groups).
+	// +optional
+	Workers int32 `json:"workers,omitempty"`
 }
 
 // InferenceServiceStatus is the observed state of a service.
@@ -189,6 +254,20 @@ type InferenceServiceStatus struct {
 	// ReadyReplicas of the engine, for kubectl get.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// Replicas is the number of engine serving groups (the scale
+	// subresource's status).
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// Selector selects one pod per engine group (the leader, or the only
+	// pod): what an autoscaler counts through the scale subresource.
+	// +optional
+	Selector string `json:"selector,omitempty"`
+	// Ready is "<ready groups>/<desired groups>" over all components.
+	// +optional
+	Ready string `json:"ready,omitempty"`
+	// URL of the service inside the cluster.
+	// +optional
+	URL string `json:"url,omitempty"`
 	// Components maps engine, decoder and router to their state.
 	// +optional
 	Components map[string]ComponentStatus `json:"components,omitempty"`
@@ -197,11 +276,14 @@ type InferenceServiceStatus struct {
 // +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.engine.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=isvc,categories=ome;berth
 // +kubebuilder:printcolumn:name="Model",type=string,JSONPath=`.spec.model.name`
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.metadata.annotations.ome\.io/resolved-runtime`
 // +kubebuilder:printcolumn:name="Accelerator",type=string,JSONPath=`.metadata.annotations.ome\.io/resolved-accelerator-class`
-// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // InferenceService serves a model. At admission berth resolves its runtime

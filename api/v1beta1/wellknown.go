@@ -31,8 +31,26 @@ const (
 	// AnnotationKueueResourceFlavor links an AcceleratorClass to a Kueue flavor.
 	AnnotationKueueResourceFlavor = "ome.io/kueue-resource-flavor"
 
+	// AnnotationRecreateCount is stamped by the reconciler on the pods of a
+	// serving group it recreated after a failure: how many times in a row.
+	AnnotationRecreateCount = "ome.io/recreate-count"
+
 	// ComponentEngine, ComponentDecoder and ComponentRouter name components.
 	ComponentEngine  = "engine"
 	ComponentDecoder = "decoder"
 	ComponentRouter  = "router"
+)
+
+// Condition types of an InferenceService.
+const (
+	// ConditionResolved: a runtime (and class) is pinned and still resolves.
+	ConditionResolved = "Resolved"
+	// ConditionReady: every desired serving group of every component is
+	// Ready at the current revision or, during a roll, within bounds.
+	ConditionReady = "Ready"
+	// ConditionProgressing: groups are being created, rolled or scaled.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded: something needs a person: a pin that no longer
+	// resolves, pods that cannot schedule or keep failing.
+	ConditionDegraded = "Degraded"
 )
