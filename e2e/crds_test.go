@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/berthdev/berth/e2e/install"
+	"github.com/berthdev/berth/internal/devenv/install"
 )
 
 // Every CRD in deploy/crds is accepted by the real apiserver and Established.

@@ -5,15 +5,15 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/berthdev/berth/e2e/harness"
-	"github.com/berthdev/berth/e2e/kind"
+	"github.com/berthdev/berth/internal/devenv"
+	"github.com/berthdev/berth/internal/devenv/kind"
 )
 
 // startKind runs the suite against a kind cluster (BERTH_E2E_CLUSTER=kind):
 // kind makes the control plane, kwok adds the fake GPU fleet to it, and the
 // cluster is deleted when the suite ends. Without a Docker engine it fails
 // with the reason; it never falls back silently to another cluster.
-func startKind(ctx context.Context) (*harness.Env, error) {
+func startKind(ctx context.Context) (*devenv.Env, error) {
 	dir, err := os.MkdirTemp("", "berth-kind-")
 	if err != nil {
 		return nil, err
@@ -24,7 +24,7 @@ func startKind(ctx context.Context) (*harness.Env, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	env, err := harness.Up(ctx, harness.Options{
+	env, err := devenv.Up(ctx, devenv.Options{
 		Log:        os.Stderr,
 		Kubeconfig: kubeconfig,
 		OnStop: func() error {

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berthdev/berth/e2e/cluster"
-	"github.com/berthdev/berth/e2e/harness"
+	"github.com/berthdev/berth/internal/devenv"
+	"github.com/berthdev/berth/internal/devenv/cluster"
 )
 
 // env is the environment every test of the suite shares.
-var env *harness.Env
+var env *devenv.Env
 
 func TestMain(m *testing.M) {
 	os.Setenv(cluster.WatchListEnv, "false")
@@ -42,9 +42,9 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-func startEnv(ctx context.Context) (*harness.Env, error) {
+func startEnv(ctx context.Context) (*devenv.Env, error) {
 	if os.Getenv("BERTH_E2E_CLUSTER") == "kind" {
 		return startKind(ctx)
 	}
-	return harness.Up(ctx, harness.Options{Log: os.Stderr, KeepRunDir: os.Getenv("BERTH_E2E_KEEP") != ""})
+	return devenv.Up(ctx, devenv.Options{Log: os.Stderr, KeepRunDir: os.Getenv("BERTH_E2E_KEEP") != ""})
 }

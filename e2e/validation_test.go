@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/berthdev/berth/e2e/install"
+	"github.com/berthdev/berth/internal/devenv/install"
 )
 
 // The apiserver itself (OpenAPI schema and CEL rules of deploy/crds)

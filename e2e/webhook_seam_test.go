@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berthdev/berth/certs"
-	"github.com/berthdev/berth/e2e/install"
+	"github.com/berthdev/berth/internal/devenv/install"
 )
 
 // The seam the berth webhook plugs into works against the real apiserver:

@@ -25,9 +25,9 @@ import (
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/certs"
-	"github.com/berthdev/berth/e2e/berthwebhook" // registers the webhook with the harness
-	"github.com/berthdev/berth/e2e/cluster"
-	"github.com/berthdev/berth/e2e/install"
+	"github.com/berthdev/berth/internal/devenv"
+	"github.com/berthdev/berth/internal/devenv/cluster"
+	"github.com/berthdev/berth/internal/devenv/install"
 )
 
 func berthClient(t *testing.T) versioned.Interface {
@@ -358,7 +358,7 @@ func TestServerDryRunWritesNothing(t *testing.T) {
 // reloads without restart and no admission fails.
 func TestCertificateRotationUnderLoad(t *testing.T) {
 	ensureOutOfBox(t)
-	w := berthwebhook.Started
+	w := devenv.Started
 	require.NotNil(t, w, "the berth webhook component did not start")
 	ns := testNamespace(t, "e2e-rotate")
 	out, err := kubectl(t, mistralModel(ns), "apply", "--server-side", "-f", "-")

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/e2e/harness"
-	"github.com/berthdev/berth/e2e/install"
+	"github.com/berthdev/berth/internal/devenv"
+	"github.com/berthdev/berth/internal/devenv/install"
 )
 
 func init() {
@@ -45,7 +45,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// way) belong in the story, not in klog lines on stderr.
 	rest.SetDefaultWarningHandler(apiWarnings)
 	fmt.Fprintln(stdout, "berth demo: starting a Kubernetes control plane on 127.0.0.1 (the first run builds it; that takes a while)...")
-	env, err := harness.Up(ctx, harness.Options{Timeout: *timeout, KeepRunDir: *keep, Log: progress})
+	env, err := devenv.Up(ctx, devenv.Options{Timeout: *timeout, KeepRunDir: *keep, Log: progress})
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // story applies the out-of-box objects and the sample and prints, step by
 // step, what the cluster did with them. Failures are part of the story:
 // the demo goes on and says what was refused and why.
-func story(ctx context.Context, w io.Writer, env *harness.Env) {
+func story(ctx context.Context, w io.Writer, env *devenv.Env) {
 	n := 0
 	say := func(format string, a ...any) {
 		n++
@@ -122,7 +122,7 @@ func story(ctx context.Context, w io.Writer, env *harness.Env) {
 
 // applyDir applies every object of deploy/<dir> and returns the accepted
 // ones ("Kind/name") and one line per refusal.
-func applyDir(ctx context.Context, env *harness.Env, dir string) (ok, refused []string) {
+func applyDir(ctx context.Context, env *devenv.Env, dir string) (ok, refused []string) {
 	objs, err := install.ReadObjects(env.Path("deploy", dir))
 	if err != nil {
 		return nil, []string{err.Error()}
@@ -139,7 +139,7 @@ func applyDir(ctx context.Context, env *harness.Env, dir string) (ok, refused []
 
 // describeSample reports what happened to the sample InferenceService:
 // the decision berth pinned, if a webhook runs, and the pods created for it.
-func describeSample(ctx context.Context, w io.Writer, env *harness.Env) {
+func describeSample(ctx context.Context, w io.Writer, env *devenv.Env) {
 	objs, err := install.ReadObjects(env.Path("deploy", "samples"))
 	if err != nil {
 		return
@@ -182,7 +182,7 @@ func describeSample(ctx context.Context, w io.Writer, env *harness.Env) {
 }
 
 // gpuProbe runs a plain 2-GPU pod on the H100 pool and deletes it again.
-func gpuProbe(ctx context.Context, env *harness.Env) (name, node string, took time.Duration, err error) {
+func gpuProbe(ctx context.Context, env *devenv.Env) (name, node string, took time.Duration, err error) {
 	two := *resource.NewQuantity(2, resource.DecimalSI)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "gpu-probe-", Namespace: "default"},

@@ -33,7 +33,7 @@ func register(c command) {
 }
 
 func main() {
-	// Debian's etcd 3.4 cannot serve streaming watch-lists; see e2e/cluster.
+	// Debian's etcd 3.4 cannot serve streaming watch-lists; see internal/devenv/cluster.
 	os.Setenv("KUBE_FEATURE_WatchListClient", "false")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

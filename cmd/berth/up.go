@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/berthdev/berth/e2e/harness"
+	"github.com/berthdev/berth/internal/devenv"
 )
 
 func init() {
@@ -26,7 +26,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	env, err := harness.Up(ctx, harness.Options{Timeout: *timeout, KeepRunDir: *keep, Log: stderr})
+	env, err := devenv.Up(ctx, devenv.Options{Timeout: *timeout, KeepRunDir: *keep, Log: stderr})
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // printReady tells a person how to use the cluster.
-func printReady(w io.Writer, env *harness.Env) {
+func printReady(w io.Writer, env *devenv.Env) {
 	total := time.Duration(0)
 	for _, t := range env.Timings {
 		if t.Step == "control plane" {
@@ -50,7 +50,7 @@ func printReady(w io.Writer, env *harness.Env) {
 
 // waitForExit blocks until Ctrl-C, or fails when a process of the control
 // plane dies, naming it and quoting its log.
-func waitForExit(ctx context.Context, env *harness.Env) error {
+func waitForExit(ctx context.Context, env *devenv.Env) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {

@@ -13,16 +13,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/e2e/berthwebhook" // runs the berth webhook in every environment
-	"github.com/berthdev/berth/e2e/harness"
-	"github.com/berthdev/berth/e2e/install"
+	"github.com/berthdev/berth/internal/devenv"
+	"github.com/berthdev/berth/internal/devenv/install"
 )
 
 // webhookStory shows the three things the webhook does at admission: it
 // completes a pod of the sample service, it refuses a service nothing can
 // serve, and it refuses a runtime whose priority conflicts.
-func webhookStory(ctx context.Context, w io.Writer, env *harness.Env, say func(string, ...any)) {
-	if berthwebhook.Started == nil {
+func webhookStory(ctx context.Context, w io.Writer, env *devenv.Env, say func(string, ...any)) {
+	if devenv.Started == nil {
 		return
 	}
 	pod := &corev1.Pod{

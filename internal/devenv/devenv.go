@@ -1,9 +1,9 @@
-// Package harness composes the local environment the e2e suite, `berth up`
+// Package devenv composes the local environment the e2e suite, `berth up`
 // and `berth demo` share: binaries built if missing, the control plane
 // started, CRDs Established, the fake GPU fleet Ready, and then the berth
 // components registered as Components (the seam for the webhook and the
 // reconciler), before any deploy/ object is applied.
-package harness
+package devenv
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/berthdev/berth/e2e/cluster"
-	"github.com/berthdev/berth/e2e/fleet"
-	"github.com/berthdev/berth/e2e/install"
+	"github.com/berthdev/berth/internal/devenv/cluster"
+	"github.com/berthdev/berth/internal/devenv/fleet"
+	"github.com/berthdev/berth/internal/devenv/install"
 )
 
 // Component starts one berth component next to the cluster (for example:
@@ -42,7 +42,7 @@ func Register(c Component) { registered = append(registered, c) }
 type Options struct {
 	// Root of the berth checkout; empty: found from the working directory.
 	Root string
-	// Fleet to create; nil: the default fleet (e2e/fleet/fleet.yaml).
+	// Fleet to create; nil: the default fleet (internal/devenv/fleet/fleet.yaml).
 	Fleet *fleet.Fleet
 	// Timeout for each readiness wait. Default 90s.
 	Timeout time.Duration
@@ -104,7 +104,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 
 	copts := cluster.Options{
 		Binaries:   bins,
-		StageDir:   filepath.Join(opts.Root, "e2e", "kwok", "stages"),
+		StageDir:   filepath.Join(opts.Root, "internal", "devenv", "kwok", "stages"),
 		KeepRunDir: opts.KeepRunDir,
 		Timeout:    opts.Timeout,
 		Log:        opts.Log,

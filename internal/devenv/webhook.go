@@ -1,9 +1,9 @@
-// Package berthwebhook plugs the berth webhook into the local environment:
+// berthwebhook plugs the berth webhook into the local environment:
 // importing it registers a harness Component that builds cmd/berth-webhook,
 // runs it as a process next to the control plane with a self-signed
 // certificate for 127.0.0.1, and registers deploy/base/webhooks.yaml with
 // the apiserver pointing at it. The e2e suite and `berth demo` import it.
-package berthwebhook
+package devenv
 
 import (
 	"context"
@@ -22,9 +22,8 @@ import (
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/e2e/cluster"
-	"github.com/berthdev/berth/e2e/harness"
-	"github.com/berthdev/berth/e2e/install"
+	"github.com/berthdev/berth/internal/devenv/cluster"
+	"github.com/berthdev/berth/internal/devenv/install"
 )
 
 // Webhook is what a started webhook exposes to tests.
@@ -43,10 +42,10 @@ type Webhook struct {
 var Started *Webhook
 
 func init() {
-	harness.Register(harness.Component{Name: "berth-webhook", Start: start})
+	Register(Component{Name: "berth-webhook", Start: start})
 }
 
-func start(ctx context.Context, env *harness.Env) error {
+func start(ctx context.Context, env *Env) error {
 	bin := filepath.Join(env.Root, "bin", "berth-webhook")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/berth-webhook")
 	build.Dir = env.Root
@@ -116,7 +115,7 @@ func start(ctx context.Context, env *harness.Env) error {
 // (an Lt over a non-integer passes the CRD schema) until the apiserver's
 // webhook manager has picked up the configuration: from then on every
 // object applied goes through berth.
-func waitCalled(ctx context.Context, env *harness.Env) error {
+func waitCalled(ctx context.Context, env *Env) error {
 	berth, err := versioned.NewForConfig(env.Cluster.RESTConfig())
 	if err != nil {
 		return err

@@ -1,6 +1,6 @@
 //go:build e2e
 
-// Against a real kube-apiserver (e2e/cluster; `make deps` builds it):
+// Against a real kube-apiserver (internal/devenv/cluster; `make deps` builds it):
 //
 //	go test -tags e2e -count=1 -run TestAgainstAPIServer ./webhook/cabundle
 //
@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/berthdev/berth/certs"
-	"github.com/berthdev/berth/e2e/cluster"
+	"github.com/berthdev/berth/internal/devenv/cluster"
 )
 
 func TestAgainstAPIServer(t *testing.T) {

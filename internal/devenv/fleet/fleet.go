@@ -24,7 +24,7 @@ import (
 )
 
 // Annotation and label kwok and the fleet put on every fake node. kwok only
-// manages nodes with the annotation (see e2e/cluster's kwok flags).
+// manages nodes with the annotation (see internal/devenv/cluster's kwok flags).
 const (
 	KwokAnnotation = "kwok.x-k8s.io/node"
 	KwokValue      = "fake"
@@ -49,8 +49,8 @@ type Pool struct {
 	Allocatable map[string]string `json:"allocatable"`
 }
 
-// Default is the fleet in e2e/fleet/fleet.yaml, compiled in.
-func Default() (*Fleet, error) { return Parse(defaultFleet, "e2e/fleet/fleet.yaml") }
+// Default is the fleet in internal/devenv/fleet/fleet.yaml, compiled in.
+func Default() (*Fleet, error) { return Parse(defaultFleet, "internal/devenv/fleet/fleet.yaml") }
 
 // Load reads and validates a fleet file.
 func Load(path string) (*Fleet, error) {
@@ -198,7 +198,7 @@ func WaitReady(ctx context.Context, kube kubernetes.Interface, names []string, t
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("fake nodes not Ready after %s: %s; is kwok running with the Stage files of e2e/kwok/stages?",
+			return fmt.Errorf("fake nodes not Ready after %s: %s; is kwok running with the Stage files of internal/devenv/kwok/stages?",
 				timeout, strings.Join(notReady, ", "))
 		}
 		select {

@@ -64,7 +64,7 @@ func TestReadObjectsFolderIsSortedAndSkipsKustomization(t *testing.T) {
 
 // Every CRD of the repository decodes (the suite applies them as read here).
 func TestRepositoryCRDsDecode(t *testing.T) {
-	objs, err := ReadObjects(filepath.Join("..", "..", "deploy", "crds"))
+	objs, err := ReadObjects(filepath.Join("..", "..", "..", "deploy", "crds"))
 	require.NoError(t, err)
 	require.NotEmpty(t, objs)
 	for _, o := range objs {
@@ -153,7 +153,7 @@ metadata: {name: ignored}
 
 // The repository's webhook manifests decode into typed configurations.
 func TestRepositoryWebhookManifests(t *testing.T) {
-	objs, err := ReadObjects(filepath.Join("..", "..", "deploy", "base", "webhooks.yaml"))
+	objs, err := ReadObjects(filepath.Join("..", "..", "..", "deploy", "base", "webhooks.yaml"))
 	require.NoError(t, err)
 	mut, val, err := WebhookConfigurations(objs)
 	require.NoError(t, err)

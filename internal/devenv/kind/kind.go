@@ -1,7 +1,7 @@
 // Package kind runs the e2e suite's cluster in kind (Kubernetes in Docker)
 // through the sigs.k8s.io/kind Go API, for machines with a Docker engine.
 // It is opt-in (BERTH_E2E_CLUSTER=kind): the project's CI machines and the
-// default path use the host-process control plane of e2e/cluster, and this
+// default path use the host-process control plane of internal/devenv/cluster, and this
 // package is only compiled and unit-tested there.
 package kind
 
