@@ -26,7 +26,10 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // MaxBodyBytes caps an AdmissionReview body: 7 MiB, as controller-runtime
@@ -208,4 +211,12 @@ func Patched(patch []byte, warnings ...string) *admissionv1.AdmissionResponse {
 		resp.Patch, resp.PatchType = patch, &pt
 	}
 	return resp
+}
+
+// Invalid denies with structured causes: one per field error, each with its
+// path, so `kubectl apply` shows every field at once and clients can read
+// Status.Details.Causes. kind and name identify the object.
+func Invalid(kind, name string, errs field.ErrorList) *admissionv1.AdmissionResponse {
+	st := apierrors.NewInvalid(schema.GroupKind{Group: "ome.io", Kind: kind}, name, errs).ErrStatus
+	return &admissionv1.AdmissionResponse{Allowed: false, Result: &st}
 }

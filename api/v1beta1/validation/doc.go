@@ -1,0 +1,18 @@
+// Package validation holds the stateless validation of berth's kinds:
+// checks that need nothing but the object (and, where named, a number the
+// caller computed from the pinned decision). Each function returns a
+// field.ErrorList whose paths point at the offending field, so the
+// webhook's denial carries Status.Details.Causes and `kubectl apply`
+// names every field at once. Tests compare the lists by value.
+//
+// # InferenceService lifecycle (ValidateLifecycle)
+//
+//  1. spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable is an
+//     integer of at least 1 or a percentage "N%" with 0 < N ≤ 100: a roll
+//     that may take no group down can never make progress.
+//  2. ...partition is an integer of at least 0 or a percentage 0–100 %;
+//     an integer partition above the most groups any component can have
+//     (maxReplicas, else replicas) protects groups that cannot exist and
+//     is a mistake.
+//  3. spec.restartGracePeriodSeconds is not negative.
+package validation

@@ -1,0 +1,63 @@
+package validation
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+func rollout(partition, maxUnavailable *intstr.IntOrString) *v1beta1.InferenceServiceSpec {
+	return &v1beta1.InferenceServiceSpec{RolloutStrategy: &v1beta1.RolloutStrategy{
+		Type:                       v1beta1.ServingGroupRollingUpdate,
+		RollingUpdateConfiguration: &v1beta1.RollingUpdateConfiguration{Partition: partition, MaxUnavailable: maxUnavailable},
+	}}
+}
+
+func ios(v intstr.IntOrString) *intstr.IntOrString { return &v }
+
+func TestValidateLifecycle(t *testing.T) {
+	cfg := field.NewPath("spec", "rolloutStrategy", "rollingUpdateConfiguration")
+	neg := int64(-1)
+	cases := []struct {
+		name      string
+		spec      *v1beta1.InferenceServiceSpec
+		maxGroups int32
+		want      field.ErrorList
+	}{
+		{name: "no rollout strategy", spec: &v1beta1.InferenceServiceSpec{}, maxGroups: 4},
+		{name: "partition 2 of 4, maxUnavailable 1", spec: rollout(ios(intstr.FromInt32(2)), ios(intstr.FromInt32(1))), maxGroups: 4},
+		{name: "partition equal to groups pauses", spec: rollout(ios(intstr.FromInt32(4)), nil), maxGroups: 4},
+		{name: "percentages", spec: rollout(ios(intstr.FromString("50%")), ios(intstr.FromString("25%"))), maxGroups: 4},
+		{name: "unknown group count skips the bound", spec: rollout(ios(intstr.FromInt32(40)), nil)},
+		{name: "maxUnavailable 0", spec: rollout(nil, ios(intstr.FromInt32(0))), maxGroups: 4,
+			want: field.ErrorList{field.Invalid(cfg.Child("maxUnavailable"), int32(0), "must be at least 1: a rolling update that may take no serving group down can never progress")}},
+		{name: "maxUnavailable 0%", spec: rollout(nil, ios(intstr.FromString("0%"))), maxGroups: 4,
+			want: field.ErrorList{field.Invalid(cfg.Child("maxUnavailable"), "0%", "must be a percentage above 0% and at most 100%: a rolling update that may take no serving group down can never progress")}},
+		{name: "maxUnavailable not a percentage", spec: rollout(nil, ios(intstr.FromString("half"))), maxGroups: 4,
+			want: field.ErrorList{field.Invalid(cfg.Child("maxUnavailable"), "half", `must be an integer or a percentage such as "25%"`)}},
+		{name: "partition above the group count", spec: rollout(ios(intstr.FromInt32(5)), nil), maxGroups: 4,
+			want: field.ErrorList{field.Invalid(cfg.Child("partition"), int32(5), "is above the 4 serving group(s) the service can have: groups with an ordinal below the partition keep their revision, so no group would ever roll. Use at most 4 (equal pauses the rollout)")}},
+		{name: "negative partition", spec: rollout(ios(intstr.FromInt32(-1)), nil), maxGroups: 4,
+			want: field.ErrorList{field.Invalid(cfg.Child("partition"), int32(-1), "must not be negative")}},
+		{name: "partition over 100%", spec: rollout(ios(intstr.FromString("150%")), nil), maxGroups: 4,
+			want: field.ErrorList{field.Invalid(cfg.Child("partition"), "150%", "must be a percentage from 0% to 100%")}},
+		{name: "both wrong, both reported", spec: rollout(ios(intstr.FromInt32(9)), ios(intstr.FromInt32(0))), maxGroups: 2,
+			want: field.ErrorList{
+				field.Invalid(cfg.Child("maxUnavailable"), int32(0), "must be at least 1: a rolling update that may take no serving group down can never progress"),
+				field.Invalid(cfg.Child("partition"), int32(9), "is above the 2 serving group(s) the service can have: groups with an ordinal below the partition keep their revision, so no group would ever roll. Use at most 2 (equal pauses the rollout)"),
+			}},
+		{name: "negative grace", spec: &v1beta1.InferenceServiceSpec{RestartGracePeriodSeconds: &neg},
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "restartGracePeriodSeconds"), int64(-1), "must not be negative")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ValidateLifecycle(tc.spec, tc.maxGroups)); diff != "" {
+				t.Errorf("ValidateLifecycle (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
