@@ -1,0 +1,127 @@
+// Package plan is the pure half of the reconciler. For one component
+// (engine, decoder or router) of one InferenceService it decides what the
+// serving groups should be and the next step toward that, from the desired
+// Spec, the observed pods, the clock and the backoff memory:
+//
+//	step := plan.Next(spec, pods, memory, now)
+//
+// It imports no client-go and does no I/O. The caller turns the Step into
+// API calls (creates under deterministic names, where AlreadyExists is
+// success; deletes with a UID precondition), records its Events, writes
+// its Status, keeps Step.Backoff for the next call and calls Next again on
+// any pod change of the component, or after Step.Requeue. Conditions turns
+// the Status of every component into the service's conditions.
+//
+// The shape follows LeaderWorkerSet's and the StatefulSet controller's
+// split: small named functions, each one rule below, and Next reads as
+// the list of them.
+//
+// # Glossary
+//
+//   - Seed 003: "A Deep Dive of the Kthena's ModelServing", the design this
+//     package follows: serving groups, rolling updates from the highest
+//     ordinal down with partition and maxUnavailable, restart policies.
+//   - Serving group (group): the pods that serve together, ordinal g >= 0.
+//     Single-pod groups have one pod of role "". Multi-node groups have a
+//     leader (role leader, worker index 0) and Spec.Workers workers (role
+//     worker, indices 1..Workers). The expected pods of a group are the
+//     identities (group, role, worker index) its shape calls for.
+//   - Slot: (group, worker index), what a pod's name is made of; two pods
+//     in one slot may have the same name whatever their roles.
+//   - Live pod: a pod without deletionTimestamp. Live group: a group with
+//     at least one live expected pod.
+//   - Ready group: every expected pod exists, is live, Ready and not in a
+//     terminal phase (Failed, Succeeded).
+//   - Outdated group: a live pod of the group has a revision other than
+//     Spec.Revision.
+//   - Unavailable: a desired group that is not Ready (missing,
+//     terminating, not Ready): Replicas minus the Ready groups, at least 0.
+//   - Partition: groups with an ordinal below it are protected from the
+//     roll (percentages of Replicas round up).
+//   - Allowance: how many Ready groups may be deleted now, so that no more
+//     than MaxUnavailable desired groups are unavailable afterwards:
+//     ready - (Replicas - MaxUnavailable), at least 0 (percentages of
+//     Replicas round down; at least 1).
+//   - Failing pod: terminal, or restarted at least once and not Ready.
+//   - Recovery: deleting what a recovery policy recreates after a failure.
+//
+// # Rules
+//
+//  1. Groups from pods. Every pod is placed by its labels. A pod that fits
+//     no expected identity (no valid group index, an unknown role, a role
+//     or worker index outside the shape, such as a worker beyond Workers
+//     after workers shrank), or a second live pod of one identity (the
+//     first by name stays), is extra and deleted. One exception: the
+//     workers beyond Workers of a live outdated group stay until their
+//     group is rolled or scaled away whole, so a size change rolls group
+//     by group instead of cutting every group at once. Terminating pods
+//     are never deleted again; they hold their slot until they are gone.
+//  2. Scale up. While fewer groups are live than Replicas, the lowest
+//     ordinals without a live group are filled; a surviving higher
+//     ordinal counts toward Replicas, so holes are allowed (Kthena). All
+//     pods of a new group are created at once. An ordinal that still has
+//     a pod (terminating, or an extra being deleted) is waited for, not
+//     skipped: nothing is created in an occupied slot, and Next requeues
+//     after WaitRequeue.
+//  3. Missing pods. A pod missing from a live group at the current
+//     revision is created again, under every policy, once its slot is
+//     free. The caller composes pods at the current revision only, so a
+//     group missing a pod whose live pods are at another revision (a
+//     partition-protected group, say) is not completed with a pod of a
+//     different revision but replaced whole: deleted, then created by
+//     rule 2. It is not Ready, so this costs no availability.
+//  4. Scale down. While more groups are live than Replicas, whole groups
+//     are deleted: partition-protected groups last, groups that are not
+//     Ready first, then the highest ordinal first. Deleting a Ready group
+//     uses the allowance of rule 5; when there is none left, the next
+//     group that is not Ready is deleted instead.
+//  5. Rolling update (ServingGroupRollingUpdate, seed 003). Outdated live
+//     groups at or above the partition roll; groups below it never do.
+//     Outdated groups that are not Ready go first, all at once: they are
+//     unavailable anyway, so deleting them costs nothing (the fix for
+//     Kthena #743 and #657, where unhealthy outdated groups blocked the
+//     rollout). Then Ready outdated groups from the highest ordinal down,
+//     one per unit of allowance, which scale-down (rule 4) draws from
+//     first. A rolled group is deleted whole and recreated by rule 2:
+//     delete then recreate, no surge. With MaxUnavailable 1 a rebuilt
+//     group is Ready before the next is touched; a new revision that
+//     never becomes Ready stops the roll after MaxUnavailable groups.
+//  6. Failures. A failing expected pod is acted on once RestartGrace has
+//     passed since its FailingSince (zero: at once) and the group's
+//     backoff allows: ServingGroupRecreate deletes the whole group (rule 2
+//     recreates it); RoleRecreate (the default) deletes the failing pods
+//     (rule 3 recreates them); None deletes only terminal pods and leaves
+//     restarts to the kubelet. A group another rule deleted or changed in
+//     the same step is not also recovered. The first recovery of a group
+//     is immediate; after the n-th in a row the next waits
+//     Delay(n) = min(BackoffBase·2^(n-1), BackoffMax), by default 10s,
+//     20s, 40s ... 5m (RBG's formula). Pods created in a group carry its
+//     count as RecreateCount, so a restarted controller, whose memory is
+//     empty, seeds the count from its pods (the delay then counts from
+//     that moment). The count restarts from 0 once the group has been
+//     Ready for BackoffMax. Each recovery emits a Warning event naming the
+//     pod and a BackOff event ("group 2 failed 3 times in a row; next
+//     recreate in 40s").
+//  7. Determinism. Next depends on its arguments only, not on the order
+//     of pods; creates and deletes are sorted by group, role and worker
+//     index, events follow the rules in order, and no pod is created
+//     where one exists or deleted twice.
+//  8. Unschedulable. Status carries how many groups have a pod the
+//     scheduler cannot place, and the message of the first (by group,
+//     role and worker index), e.g. "0/19 nodes are available: 19
+//     Insufficient nvidia.com/gpu", for the Ready and Degraded
+//     conditions.
+//
+// # Status and conditions
+//
+// Status counts live (Replicas), Ready, updated and outdated groups and
+// the unavailable desired ones, lists failing groups, and names what the
+// component is doing in Progressing: RollingUpdate (outdated groups at or
+// above the partition remain), Scaling (live groups differ from Replicas),
+// Recovering (groups are failing), Starting (anything else in flight), or
+// "" at rest. Conditions gives Ready True when every desired group is
+// Ready, or during a roll while no more than MaxUnavailable are not;
+// otherwise False with Unschedulable, PodsFailing or GroupsNotReady.
+// Degraded is True for a pin that no longer resolves, failing groups or
+// unschedulable pods.
+package plan

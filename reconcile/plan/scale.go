@@ -1,0 +1,161 @@
+package plan
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// deleteExtras applies rule 1: pods outside the component's shape, and
+// duplicates, are deleted.
+func (p *planner) deleteExtras() {
+	for _, i := range p.extras {
+		pod := p.pods[i]
+		p.deletePod(i, ReasonExtraPod)
+		p.event(EventNormal, ReasonExtraPod, "%s: deleting pod %s: %s", p.spec.Component, pod.Name, p.misfit(pod))
+	}
+}
+
+// misfit says why a pod is extra.
+func (p *planner) misfit(pod Pod) string {
+	id := podIdent(pod)
+	switch {
+	case pod.Group < 0:
+		return "its group index is missing or invalid"
+	case !knownRole(pod.Role):
+		return "role " + pod.Role + " is not leader or worker"
+	case fits(p.spec, id):
+		return "another pod has the same group, role and worker index"
+	case !p.spec.MultiNode:
+		return "groups are single pods now"
+	default:
+		return "groups are a leader and " + plural(p.spec.Workers, "worker") + " now"
+	}
+}
+
+// scaleDown applies rule 4: while more groups are live than wanted, delete
+// whole groups, those not Ready first, then the highest ordinal; groups
+// below the partition last. A Ready group is deleted only within the
+// allowance of rule 5; without one, the next group that is not Ready goes.
+func (p *planner) scaleDown() {
+	excess := p.live - p.spec.Replicas
+	for _, g := range p.scaleDownOrder() {
+		if excess <= 0 {
+			return
+		}
+		if g.ready {
+			if p.allowance <= 0 {
+				continue
+			}
+			p.allowance--
+		}
+		p.deleteGroup(g, ReasonScalingDown)
+		p.event(EventNormal, ReasonScalingDown, "%s: deleting group %d (%d live, %d wanted)",
+			p.spec.Component, g.ordinal, p.live, p.spec.Replicas)
+		excess--
+	}
+}
+
+// scaleDownOrder sorts the live groups by rule 4's preference.
+func (p *planner) scaleDownOrder() []*group {
+	gs := p.liveGroups()
+	slices.SortStableFunc(gs, func(a, b *group) int {
+		return cmp.Or(
+			cmpBool(a.ordinal < p.partition, b.ordinal < p.partition), // unprotected first
+			cmpBool(a.ready, b.ready),                                 // not Ready first
+			cmp.Compare(b.ordinal, a.ordinal))                         // highest first
+	})
+	return gs
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	default:
+		return 1
+	}
+}
+
+// replaceIncomplete applies rule 3's exception: a group missing a pod
+// whose live pods are at another revision is deleted whole, to come back
+// at the current revision, rather than completed with a pod of another
+// revision.
+func (p *planner) replaceIncomplete() {
+	for _, g := range p.liveGroups() {
+		if !g.outdated || p.touched[g.ordinal] || !p.hasAbsent(g) {
+			continue
+		}
+		p.deleteGroup(g, ReasonReplacingGroup)
+		p.event(EventNormal, ReasonReplacingGroup, "%s: group %d lost a pod and its pods are at revision %s; replacing the group at revision %q",
+			p.spec.Component, g.ordinal, p.revisions(g), p.spec.Revision)
+	}
+}
+
+// hasAbsent reports whether a missing pod of g has its slot free.
+func (p *planner) hasAbsent(g *group) bool {
+	return slices.ContainsFunc(g.missing, func(id ident) bool { return !p.occupied[id.slot()] })
+}
+
+// completeGroups applies rule 3: missing pods of live groups at the
+// current revision are created again, once their slot is free.
+func (p *planner) completeGroups() {
+	for _, g := range p.liveGroups() {
+		if g.outdated || p.touched[g.ordinal] || len(g.missing) == 0 {
+			continue
+		}
+		var names []string
+		for _, id := range g.missing {
+			if p.occupied[id.slot()] {
+				p.requeue(WaitRequeue)
+				continue
+			}
+			p.create(id)
+			names = append(names, describe(id))
+		}
+		if len(names) > 0 {
+			p.event(EventNormal, ReasonCreatingPod, "%s: group %d: creating missing %s",
+				p.spec.Component, g.ordinal, strings.Join(names, ", "))
+		}
+	}
+}
+
+// scaleUp applies rule 2: while fewer groups are live than wanted, fill
+// the lowest ordinals without a live group, all pods of a group at once.
+// An ordinal that still has a pod (terminating, or an extra being deleted)
+// is waited for, not skipped.
+func (p *planner) scaleUp() {
+	need := p.spec.Replicas - p.live
+	for o := int32(0); need > 0 && o >= 0; o++ {
+		g := p.groups[o]
+		if g != nil && g.live {
+			continue
+		}
+		need--
+		if g != nil {
+			p.requeue(WaitRequeue)
+			continue
+		}
+		ids := expected(p.spec, o)
+		for _, id := range ids {
+			p.create(id)
+		}
+		p.event(EventNormal, ReasonCreatingGroup, "%s: creating group %d (%s at revision %q)",
+			p.spec.Component, o, plural(int32(len(ids)), "pod"), p.spec.Revision)
+	}
+}
+
+// describe names an identity in messages.
+func describe(id ident) string {
+	switch id.role {
+	case "":
+		return "pod"
+	case RoleLeader:
+		return "leader"
+	default:
+		return id.role + " " + itoa(id.worker)
+	}
+}
