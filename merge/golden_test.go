@@ -3,7 +3,6 @@ package merge
 import (
 	"bytes"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,33 +63,9 @@ func loadCase(t testing.TB, dir string) (Input, *corev1.Pod) {
 	}
 	pod := c.Pod
 	if pod == nil {
-		pod = skeletonPod(in)
+		pod = SkeletonPod(in.Service, in.Component, in.Group)
 	}
 	return in, pod
-}
-
-// skeletonPod is what the reconciler creates: identity labels and one
-// placeholder container.
-func skeletonPod(in Input) *corev1.Pod {
-	name := "pod"
-	ns := ""
-	if in.Service != nil {
-		name, ns = in.Service.Name, in.Service.Namespace
-	}
-	labels := map[string]string{
-		v1beta1.LabelInferenceService: name,
-		v1beta1.LabelComponent:        in.Component,
-		v1beta1.LabelGroupIndex:       fmt.Sprint(in.Group.GroupIndex),
-	}
-	if in.Group.Role != "" {
-		labels[v1beta1.LabelRole] = in.Group.Role
-		labels[v1beta1.LabelWorkerIndex] = fmt.Sprint(in.Group.WorkerIndex)
-	}
-	return &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s-%d", name, in.Component, in.Group.GroupIndex), Namespace: ns, Labels: labels},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: DefaultRunnerName}}},
-	}
 }
 
 func splitYAML(b []byte) [][]byte {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berthdev/berth/api/v1beta1"
 )
@@ -119,6 +120,75 @@ func GroupIdentityFromPod(pod *corev1.Pod) (GroupIdentity, error) {
 		g.LeaderAddress = v
 	}
 	return g, nil
+}
+
+// PodName is the name of a pod of a serving group:
+// <isvc>-<component>-<group> for single-pod groups and
+// <isvc>-<component>-<group>-<worker> for multi-pod groups (g.Role set; the
+// leader is worker 0), as LeaderWorkerSet names them.
+func PodName(service, component string, g GroupIdentity) string {
+	name := GroupServiceName(service, component, g.GroupIndex)
+	if g.Role == "" {
+		return name
+	}
+	return name + "-" + strconv.Itoa(g.WorkerIndex)
+}
+
+// GroupServiceName is <isvc>-<component>-<group>: the headless Service of a
+// multi-pod group, and the subdomain of its pods.
+func GroupServiceName(service, component string, group int) string {
+	return service + "-" + component + "-" + strconv.Itoa(group)
+}
+
+// LeaderAddress is the DNS name of a multi-pod group's leader as pods in the
+// cluster resolve it: <leaderPodName>.<groupService>.<namespace>, the form
+// LeaderWorkerSet writes into LWS_LEADER_ADDRESS.
+func LeaderAddress(service, namespace, component string, group int) string {
+	leader := PodName(service, component, GroupIdentity{GroupIndex: group, Role: RoleLeader})
+	return leader + "." + GroupServiceName(service, component, group) + "." + namespace
+}
+
+// SkeletonPod is the pod the reconciler creates for one member of a serving
+// group, before the pod webhook completes it with ComposePod: its name
+// (PodName) in the service's namespace; the identity labels
+// (ome.io/inferenceservice, ome.io/component, ome.io/group-index, and for
+// multi-pod groups ome.io/role and ome.io/worker-index); a controller owner
+// reference to the service when it has a UID; for multi-pod groups hostname
+// and subdomain (GroupServiceName) so the leader address resolves; and one
+// placeholder container named DefaultRunnerName without an image, carrying
+// the group env of multi-pod groups (BERTH_GROUP_SIZE, BERTH_LEADER_ADDRESS
+// and the rest). GroupIdentityFromPod reads g back; a single-pod group's
+// GroupSize and LeaderAddress are not written and read back as zero.
+// svc must not be nil.
+func SkeletonPod(svc *v1beta1.InferenceService, component string, g GroupIdentity) *corev1.Pod {
+	name := PodName(svc.Name, component, g)
+	labels := map[string]string{
+		v1beta1.LabelInferenceService: svc.Name,
+		v1beta1.LabelComponent:        component,
+		v1beta1.LabelGroupIndex:       strconv.Itoa(g.GroupIndex),
+	}
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: svc.Namespace, Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: DefaultRunnerName}}},
+	}
+	if svc.UID != "" {
+		yes := true
+		pod.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "InferenceService",
+			Name: svc.Name, UID: svc.UID, Controller: &yes, BlockOwnerDeletion: &yes,
+		}}
+	}
+	if g.Role != "" {
+		labels[v1beta1.LabelRole] = g.Role
+		labels[v1beta1.LabelWorkerIndex] = strconv.Itoa(g.WorkerIndex)
+		pod.Spec.Hostname = name
+		pod.Spec.Subdomain = GroupServiceName(svc.Name, component, g.GroupIndex)
+	}
+	if g.multiPod() {
+		pod.Spec.Containers[0].Env = g.env()
+	}
+	return pod
 }
 
 // applyGroupEnv sets the group and PD env on every container of a pod.

@@ -149,7 +149,7 @@ func TestComposeBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := in
 			tc.mutate(&c)
-			pod := skeletonPod(in)
+			pod := SkeletonPod(in.Service, in.Component, in.Group)
 			before := mustYAML(t, pod)
 			require.EqualError(t, ComposePod(c, pod), tc.wantErr)
 			assert.Equal(t, before, mustYAML(t, pod), "pod unchanged on error")
