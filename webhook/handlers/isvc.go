@@ -11,8 +11,11 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/api/v1beta1/validation"
+	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/selection"
 	"github.com/berthdev/berth/webhook/admission"
 	"github.com/berthdev/berth/webhook/patch"
@@ -190,6 +193,9 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 		// selection errors name the service, what was asked and every candidate.
 		return admission.Denied(http.StatusUnprocessableEntity, err.Error())
 	}
+	if errs := validateLifecycle(&isvc, d); len(errs) > 0 {
+		return admission.Invalid("InferenceService", isvc.Name, errs)
+	}
 	if req.Operation == admissionv1.Update {
 		var old v1beta1.InferenceService
 		if deny := decodeRaw(req, req.OldObject.Raw, "old object", &old); deny != nil {
@@ -233,4 +239,24 @@ func shapeChange(old, cur *v1beta1.InferenceService) string {
 		return fmt.Sprintf("changing the group shape from %q to %q would orphan %d running group(s) that cannot be rolled in place; scale spec.engine.minReplicas and maxReplicas to 0 first, or delete and recreate the service", was, is, running)
 	}
 	return ""
+}
+
+// validateLifecycle checks what the reconciler will do with the service
+// under the resolved runtime: the names it generates for groups fit DNS
+// labels, and the rollout strategy can make progress.
+func validateLifecycle(isvc *v1beta1.InferenceService, d *selection.Decision) field.ErrorList {
+	topo := merge.Topology(isvc, d.Runtime.Spec)
+	var most int32
+	for _, t := range topo {
+		n := max(t.Replicas, t.MinReplicas)
+		if t.MaxReplicas > 0 {
+			n = t.MaxReplicas
+		}
+		most = max(most, n)
+	}
+	errs := validation.ValidateLifecycle(&isvc.Spec, most)
+	if err := merge.ValidateNames(isvc.Name, topo); err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), isvc.Name, err.Error()))
+	}
+	return errs
 }
