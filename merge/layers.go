@@ -354,8 +354,12 @@ func renderContainer(c *corev1.Container, data TemplateData, where string) error
 // can be dropped (an empty but non-nil list counts as set; applying it is a
 // no-op either way).
 func isEmptyPodSpec(ps *v1beta1.PodSpec) bool {
-	return reflect.DeepEqual(ps, &v1beta1.PodSpec{})
+	return reflect.DeepEqual(ps, &emptyPodSpec)
 }
+
+// emptyPodSpec is compared with, never written: a package variable saves
+// allocating the large struct on every layer.
+var emptyPodSpec v1beta1.PodSpec
 
 func cloneMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
