@@ -1,0 +1,107 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berthdev/berth/api/v1beta1"
+)
+
+func TestObservePod(t *testing.T) {
+	at := func(d time.Duration) metav1.Time { return metav1.NewTime(t0.Add(d)) }
+	base := func(labels map[string]string, ann map[string]string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc-engine-2-1", UID: "u1", Labels: labels, Annotations: ann},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+		}
+	}
+	ids := map[string]string{v1beta1.LabelGroupIndex: "2", v1beta1.LabelRole: "worker", v1beta1.LabelWorkerIndex: "1"}
+	cases := []struct {
+		name   string
+		pod    *corev1.Pod
+		status corev1.PodStatus
+		want   Pod
+		err    string
+	}{
+		{name: "a Ready worker",
+			pod: base(ids, map[string]string{v1beta1.AnnotationRevision: "r1", v1beta1.AnnotationRecreateCount: "2"}),
+			status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: at(-time.Minute)}}},
+			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: 2, Role: "worker", Worker: 1, Revision: "r1",
+				Phase: corev1.PodRunning, Ready: true, ReadySince: t0.Add(-time.Minute), RecreateCount: 2}},
+		{name: "a crash-looping pod: restarts of all containers, not Ready since, the kubelet's reason",
+			pod: base(map[string]string{v1beta1.LabelGroupIndex: "0"}, nil),
+			status: corev1.PodStatus{Phase: corev1.PodRunning,
+				Conditions:            []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: at(-3 * time.Minute)}},
+				InitContainerStatuses: []corev1.ContainerStatus{{RestartCount: 1}},
+				ContainerStatuses: []corev1.ContainerStatus{{RestartCount: 4,
+					State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", FinishedAt: at(-time.Minute)}}}}},
+			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: 0, Phase: corev1.PodRunning, Restarts: 5,
+				FailingSince: t0.Add(-3 * time.Minute), Reason: "CrashLoopBackOff"}},
+		{name: "restarting without a Ready condition: failing since the last termination",
+			pod: base(map[string]string{v1beta1.LabelGroupIndex: "0"}, nil),
+			status: corev1.PodStatus{Phase: corev1.PodRunning,
+				ContainerStatuses: []corev1.ContainerStatus{{RestartCount: 1,
+					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", FinishedAt: at(-time.Minute)}}}}},
+			want: Pod{Name: "svc-engine-2-1", UID: "u1", Phase: corev1.PodRunning, Restarts: 1,
+				FailingSince: t0.Add(-time.Minute), Reason: "OOMKilled"}},
+		{name: "a Failed, evicted pod",
+			pod: base(map[string]string{v1beta1.LabelGroupIndex: "0"}, nil),
+			status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted",
+				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: at(-time.Second)}}},
+			want: Pod{Name: "svc-engine-2-1", UID: "u1", Phase: corev1.PodFailed, FailingSince: t0.Add(-time.Second), Reason: "Evicted"}},
+		{name: "unschedulable",
+			pod: base(map[string]string{v1beta1.LabelGroupIndex: "1"}, nil),
+			status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+				Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+				Message: "0/19 nodes are available: 19 Insufficient nvidia.com/gpu."}}},
+			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: 1, Phase: corev1.PodPending,
+				Unschedulable: "0/19 nodes are available: 19 Insufficient nvidia.com/gpu."}},
+		{name: "a pod being created is not failing and has no reason",
+			pod: base(map[string]string{v1beta1.LabelGroupIndex: "1"}, nil),
+			status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}},
+			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: 1, Phase: corev1.PodPending}},
+		{name: "no group index: extra",
+			pod:  base(map[string]string{v1beta1.LabelRole: "worker"}, nil),
+			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: -1, Role: "worker", Phase: corev1.PodRunning},
+			err:  `pod ns/svc-engine-2-1: label ome.io/group-index="" must be a non-negative integer`},
+		{name: "a bad worker index and role",
+			pod:  base(map[string]string{v1beta1.LabelGroupIndex: "1", v1beta1.LabelWorkerIndex: "-1", v1beta1.LabelRole: "boss"}, nil),
+			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: -1, Role: "boss", Worker: -1, Phase: corev1.PodRunning},
+			err:  `label ome.io/role="boss" must be leader, worker or absent`},
+		{name: "a bad recreate count reads as 0 and keeps the pod",
+			pod:  base(map[string]string{v1beta1.LabelGroupIndex: "1"}, map[string]string{v1beta1.AnnotationRecreateCount: "many"}),
+			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: 1, Phase: corev1.PodRunning},
+			err:  `annotation ome.io/recreate-count="many" must be a non-negative integer; read as 0`},
+		{name: "terminating",
+			pod: func() *corev1.Pod {
+				p := base(map[string]string{v1beta1.LabelGroupIndex: "3"}, nil)
+				now := metav1.NewTime(t0)
+				p.DeletionTimestamp = &now
+				return p
+			}(),
+			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: 3, Phase: corev1.PodRunning, Terminating: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.status.Phase != "" {
+				tc.pod.Status = tc.status
+			}
+			got, err := ObservePod(tc.pod)
+			assert.Equal(t, tc.want, got)
+			if tc.err == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, tc.err)
+			}
+		})
+	}
+	_, err := ObservePod(nil)
+	assert.Error(t, err)
+}
