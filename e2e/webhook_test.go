@@ -28,6 +28,7 @@ import (
 	"github.com/berthdev/berth/internal/devenv"
 	"github.com/berthdev/berth/internal/devenv/cluster"
 	"github.com/berthdev/berth/internal/devenv/install"
+	"github.com/berthdev/berth/merge"
 )
 
 func berthClient(t *testing.T) versioned.Interface {
@@ -143,14 +144,8 @@ func TestSeedPriorityExampleEndToEnd(t *testing.T) {
 	assert.Contains(t, out, class)
 
 	// A skeleton pod of the service is completed and runs on a node of the class.
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "mistral-engine-", Namespace: ns, Labels: map[string]string{
-			v1beta1.LabelInferenceService: "mistral-7b-instruct", v1beta1.LabelComponent: v1beta1.ComponentEngine}},
-		Spec: corev1.PodSpec{
-			Containers:  []corev1.Container{{Name: "ome-container", Image: "placeholder"}},
-			Tolerations: []corev1.Toleration{{Key: "kwok.x-k8s.io/node", Operator: corev1.TolerationOpExists}},
-		},
-	}
+	pod := merge.SkeletonPod(isvc, v1beta1.ComponentEngine, merge.GroupIdentity{})
+	pod.Spec.Tolerations = []corev1.Toleration{{Key: "kwok.x-k8s.io/node", Operator: corev1.TolerationOpExists}}
 	created, err := env.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	require.NoError(t, err)
 	c := created.Spec.Containers[0]

@@ -27,9 +27,12 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/certs"
+	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/webhook/admission"
 	"github.com/berthdev/berth/webhook/metrics"
 	"github.com/berthdev/berth/webhook/server"
@@ -167,22 +170,18 @@ func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int)
 	return nil
 }
 
-// podReview is one CREATE of a skeleton pod of the synthetic service.
+// podReview is one CREATE of a skeleton pod of the synthetic service, as
+// the reconciler builds it.
 func podReview() ([]byte, error) {
-	pod := map[string]any{
-		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"generateName": "chat-engine-", "namespace": "load",
-			"labels": map[string]any{"ome.io/inferenceservice": "chat", "ome.io/component": "engine"}},
-		"spec": map[string]any{"containers": []any{map[string]any{"name": "ome-container", "image": "placeholder"}}},
-	}
-	raw, err := json.Marshal(pod)
+	svc := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: serviceName, Namespace: serviceNamespace}}
+	raw, err := json.Marshal(merge.SkeletonPod(svc, v1beta1.ComponentEngine, merge.GroupIdentity{}))
 	if err != nil {
 		return nil, err
 	}
 	review := map[string]any{
 		"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
 		"request": map[string]any{
-			"uid": "load", "operation": "CREATE", "namespace": "load",
+			"uid": "load", "operation": "CREATE", "namespace": serviceNamespace,
 			"kind":     map[string]any{"group": "", "version": "v1", "kind": "Pod"},
 			"resource": map[string]any{"group": "", "version": "v1", "resource": "pods"},
 			"object":   json.RawMessage(raw),

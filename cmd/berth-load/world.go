@@ -24,6 +24,12 @@ type world struct {
 	isvc     *v1beta1.InferenceService
 }
 
+// The synthetic service: the load's pods belong to it.
+const (
+	serviceName      = "chat"
+	serviceNamespace = "load"
+)
+
 func buildWorld(runtimes, classes, nodes int) (*world, error) {
 	w := &world{
 		index:    selection.NewIndex(),
@@ -72,7 +78,7 @@ func buildWorld(runtimes, classes, nodes int) (*world, error) {
 	}
 	arch, size := "Arch07ForCausalLM", "7B"
 	w.index.UpsertBaseModel(&v1beta1.BaseModel{
-		ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "load"},
+		ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: serviceNamespace},
 		Spec: v1beta1.BaseModelSpec{
 			ModelFormat:       v1beta1.ModelFormat{Name: "safetensors", Version: str("1.0.0")},
 			ModelFramework:    &v1beta1.ModelFrameworkSpec{Name: "transformers", Version: str("4.57.1")},
@@ -80,7 +86,7 @@ func buildWorld(runtimes, classes, nodes int) (*world, error) {
 		},
 	})
 	isvc := &v1beta1.InferenceService{
-		ObjectMeta: metav1.ObjectMeta{Name: "chat", Namespace: "load"},
+		ObjectMeta: metav1.ObjectMeta{Name: serviceName, Namespace: serviceNamespace},
 		Spec: v1beta1.InferenceServiceSpec{
 			Model:               &v1beta1.ModelRef{Name: "llama"},
 			AcceleratorSelector: &v1beta1.AcceleratorSelector{PreferredClasses: []string{"class-007"}},

@@ -9,12 +9,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv"
 	"github.com/berthdev/berth/internal/devenv/install"
+	"github.com/berthdev/berth/merge"
 )
 
 // webhookStory shows the three things the webhook does at admission: it
@@ -24,12 +27,7 @@ func webhookStory(ctx context.Context, w io.Writer, env *devenv.Env, say func(st
 	if devenv.Started == nil {
 		return
 	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "llama-3-2-1b-instruct-engine-", Namespace: "default", Labels: map[string]string{
-			v1beta1.LabelInferenceService: "llama-3-2-1b-instruct", v1beta1.LabelComponent: v1beta1.ComponentEngine}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ome-container", Image: "placeholder"}}},
-	}
-	created, err := env.Kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	created, err := createSkeleton(ctx, env, "default", "llama-3-2-1b-instruct")
 	if err != nil {
 		say("A skeleton engine pod for the sample was refused: %v", err)
 	} else {
@@ -65,6 +63,31 @@ func webhookStory(ctx context.Context, w io.Writer, env *devenv.Env, say func(st
 	} else {
 		say("BUG: an InferenceService naming an incompatible runtime was accepted.")
 	}
+}
+
+// createSkeleton creates the skeleton pod of group 0 of a service's engine,
+// built as the reconciler builds it (merge.SkeletonPod); when a reconciler
+// created it first, it returns that one.
+func createSkeleton(ctx context.Context, env *devenv.Env, ns, name string) (*corev1.Pod, error) {
+	res, err := env.Applier.Resource(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1beta1.SchemeGroupVersion.String(), "kind": "InferenceService", "metadata": map[string]any{"namespace": ns}}})
+	if err != nil {
+		return nil, err
+	}
+	u, err := res.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var svc v1beta1.InferenceService
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &svc); err != nil {
+		return nil, err
+	}
+	pod := merge.SkeletonPod(&svc, v1beta1.ComponentEngine, merge.GroupIdentity{})
+	created, err := env.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return env.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+	}
+	return created, err
 }
 
 func firstLines(s string, n int) string {

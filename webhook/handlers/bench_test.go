@@ -18,7 +18,7 @@ func BenchmarkPodMutate(b *testing.B) {
 	}
 	h := w.pods()
 	req := &admissionv1.AdmissionRequest{UID: "p", Operation: admissionv1.Create, Kind: metav1.GroupVersionKind{Kind: "Pod"}, Namespace: "team-a"}
-	req.Object.Raw = []byte(skeletonPod)
+	req.Object.Raw = skeletonPod(b, "chat", "engine")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
@@ -48,12 +49,24 @@ func gpuWorld(t *testing.T) (*world, *v1beta1.InferenceService) {
 	return w, stored
 }
 
-const skeletonPod = `{
- "apiVersion": "v1", "kind": "Pod",
- "metadata": {"generateName": "chat-engine-", "labels": {"ome.io/inferenceservice": "chat", "ome.io/component": "engine"}},
- "futureTopLevel": {"keep": true},
- "spec": {"futureSpecField": "keep-me", "containers": [{"name": "ome-container", "image": "placeholder", "futureContainerField": 7}]}
-}`
+// skeletonPod is the pod the reconciler creates for group 0 of a
+// service's component (merge.SkeletonPod), as JSON, with fields unknown to
+// our k8s.io/api added: they must survive the patch.
+func skeletonPod(t testing.TB, service, component string) []byte {
+	t.Helper()
+	svc := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: service, Namespace: "team-a", UID: "uid-" + types.UID(service)}}
+	raw, err := json.Marshal(merge.SkeletonPod(svc, component, merge.GroupIdentity{}))
+	require.NoError(t, err)
+	var pod map[string]any
+	require.NoError(t, json.Unmarshal(raw, &pod))
+	pod["futureTopLevel"] = map[string]any{"keep": true}
+	spec := pod["spec"].(map[string]any)
+	spec["futureSpecField"] = "keep-me"
+	spec["containers"].([]any)[0].(map[string]any)["futureContainerField"] = 7
+	raw, err = json.Marshal(pod)
+	require.NoError(t, err)
+	return raw
+}
 
 func admitPod(t *testing.T, w *world, raw []byte) (*admissionv1.AdmissionResponse, []byte) {
 	t.Helper()
@@ -69,7 +82,7 @@ func admitPod(t *testing.T, w *world, raw []byte) (*admissionv1.AdmissionRespons
 func TestPodIsComposedFromThePinnedDecision(t *testing.T) {
 	w, isvc := gpuWorld(t)
 	assert.Equal(t, "nvidia-h100-80gb", isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass])
-	resp, out := admitPod(t, w, []byte(skeletonPod))
+	resp, out := admitPod(t, w, skeletonPod(t, "chat", v1beta1.ComponentEngine))
 	require.True(t, resp.Allowed, "%+v", resp.Result)
 
 	var pod corev1.Pod
@@ -100,21 +113,19 @@ func TestPodIsComposedFromThePinnedDecision(t *testing.T) {
 
 func TestPodDeniedWithoutServiceOrPin(t *testing.T) {
 	w, isvc := gpuWorld(t)
-	orphan := strings.Replace(skeletonPod, `"ome.io/inferenceservice": "chat"`, `"ome.io/inferenceservice": "nope"`, 1)
-	resp, _ := admitPod(t, w, []byte(orphan))
+	resp, _ := admitPod(t, w, skeletonPod(t, "nope", v1beta1.ComponentEngine))
 	require.False(t, resp.Allowed)
 	assert.Contains(t, resp.Result.Message, "InferenceService team-a/nope does not exist")
 
 	unpinned := isvc.DeepCopy()
 	delete(unpinned.Annotations, v1beta1.AnnotationResolvedRuntime)
 	require.NoError(t, w.services.Update(unpinned))
-	resp, _ = admitPod(t, w, []byte(skeletonPod))
+	resp, _ = admitPod(t, w, skeletonPod(t, "chat", v1beta1.ComponentEngine))
 	require.False(t, resp.Allowed)
 	assert.Contains(t, resp.Result.Message, "has no resolved runtime")
 
-	badComponent := strings.Replace(skeletonPod, `"ome.io/component": "engine"`, `"ome.io/component": "gpu"`, 1)
 	require.NoError(t, w.services.Update(isvc))
-	resp, _ = admitPod(t, w, []byte(badComponent))
+	resp, _ = admitPod(t, w, skeletonPod(t, "chat", "gpu"))
 	require.False(t, resp.Allowed)
 	assert.Contains(t, resp.Result.Message, `is not engine, decoder or router`)
 }
@@ -201,7 +212,7 @@ func mustJSON(v any) string {
 
 func revisionOf(t *testing.T, w *world) string {
 	t.Helper()
-	resp, out := admitPod(t, w, []byte(skeletonPod))
+	resp, out := admitPod(t, w, skeletonPod(t, "chat", v1beta1.ComponentEngine))
 	require.True(t, resp.Allowed, "%+v", resp.Result)
 	var pod corev1.Pod
 	require.NoError(t, json.Unmarshal(out, &pod))
