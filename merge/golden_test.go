@@ -95,6 +95,8 @@ func TestGolden(t *testing.T) {
 			podPath, errPath := filepath.Join(dir, "pod.yaml"), filepath.Join(dir, "error.txt")
 			if _, statErr := os.Stat(errPath); statErr == nil || (err != nil && *update) {
 				require.Error(t, err)
+				_, revErr := Revision(in)
+				require.Error(t, revErr, "inputs that cannot be composed have no revision")
 				if *update {
 					require.NoError(t, os.WriteFile(errPath, []byte(err.Error()+"\n"), 0o644))
 				}
@@ -104,6 +106,7 @@ func TestGolden(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			checkRevision(t, dir, in)
 			got, err := yaml.Marshal(pod)
 			require.NoError(t, err)
 			if *update {
@@ -114,4 +117,22 @@ func TestGolden(t *testing.T) {
 			require.Equal(t, string(want), string(got))
 		})
 	}
+}
+
+// checkRevision compares Revision with the pinned testdata/<case>/revision.
+func checkRevision(t *testing.T, dir string, in Input) {
+	t.Helper()
+	rev, err := Revision(in)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "revision")
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(rev+"\n"), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./merge -update to create %s", path)
+	require.Equal(t, strings.TrimSpace(string(want)), rev,
+		"the revision of %s changed. A changed revision rolls every serving group in every cluster on upgrade, "+
+			"so it must be deliberate: if the case's inputs changed, run go test ./merge -update and review the diff; "+
+			"if Revision, SkeletonPod or what ComposePod writes changed for inputs that did not, "+
+			"bump RevisionVersion (%s) and say why in the commit", dir, RevisionVersion)
 }

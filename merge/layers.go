@@ -24,12 +24,12 @@ const (
 // layer is one source of pod content, already rendered and deep-copied so
 // applying it never aliases the inputs.
 type layer struct {
-	Kind        layerKind           `json:"kind"`
-	Where       string              `json:"where"` // for error messages: "runtime ClusterServingRuntime/x engineConfig"
-	Pod         *v1beta1.PodSpec    `json:"pod,omitempty"`
-	Runner      *v1beta1.RunnerSpec `json:"runner,omitempty"`
-	Labels      map[string]string   `json:"labels,omitempty"`
-	Annotations map[string]string   `json:"annotations,omitempty"`
+	Kind        layerKind
+	Where       string // for error messages only: "runtime ClusterServingRuntime/x engineConfig"
+	Pod         *v1beta1.PodSpec
+	Runner      *v1beta1.RunnerSpec
+	Labels      map[string]string
+	Annotations map[string]string
 
 	// runnerPath and containerPaths override where error messages point
 	// to, for the KServe shape where the runner is one of spec.containers.
@@ -38,14 +38,16 @@ type layer struct {
 }
 
 // plan is everything that determines the pods of one component and role.
-// Revision hashes it; ComposePod applies it.
+// ComposePod applies it to a pod; Revision applies it to canonical
+// skeletons and hashes the result, never the plan itself, so error-message
+// text (Where) cannot reach a revision.
 type plan struct {
-	Component string              `json:"component"`
-	Role      string              `json:"role"`
-	Layers    []layer             `json:"layers"`
-	GPU       corev1.ResourceName `json:"gpu,omitempty"`    // translate accelerator resources to this name
-	PDRole    string              `json:"pdRole,omitempty"` // prefill or decode
-	Profiles  []profileUse        `json:"profiles,omitempty"`
+	Component string
+	Role      string
+	Layers    []layer
+	GPU       corev1.ResourceName // translate accelerator resources to this name
+	PDRole    string              // prefill or decode
+	Profiles  []profileUse
 }
 
 // componentView is the shape engine, decoder and router have in common.

@@ -11,15 +11,20 @@ import (
 )
 
 // profileUse is one ClusterEngineRuntimeProfile attached to a component,
-// with the component's per-container overrides (seed 004).
+// with the component's per-container overrides (seed 004). Revision hashes
+// the JSON of the references to NoUpdate profiles: their name and
+// overrides, never their spec.
 type profileUse struct {
 	Name      string             `json:"name"`
 	Overrides []corev1.Container `json:"overrides,omitempty"`
-	// Rolling holds the profile spec when its updateStrategy is
-	// RollingUpdate, so that a profile change changes the revision. A
-	// NoUpdate profile is applied to new pods only and left out of the hash.
-	Rolling *v1beta1.ClusterEngineRuntimeProfileSpec `json:"rolling,omitempty"`
-	spec    *v1beta1.ClusterEngineRuntimeProfileSpec
+	spec      *v1beta1.ClusterEngineRuntimeProfileSpec
+}
+
+// rolling reports whether running pods follow changes of the profile
+// (updateStrategy RollingUpdate); NoUpdate, the default, applies a changed
+// profile to new pods only.
+func (u profileUse) rolling() bool {
+	return u.spec.UpdateStrategy == v1beta1.ProfileRollingUpdate
 }
 
 // addProfiles resolves the engineRuntimes of the runtime's and the service's
@@ -52,11 +57,7 @@ func (p *plan) addProfiles(in Input, rt, svc *componentView, rtWhere, svcWhere s
 			}
 			k := slices.IndexFunc(p.Profiles, func(u profileUse) bool { return u.Name == er.ProfileName })
 			if k < 0 {
-				u := profileUse{Name: er.ProfileName, spec: &prof.Spec}
-				if prof.Spec.UpdateStrategy == v1beta1.ProfileRollingUpdate {
-					u.Rolling = prof.Spec.DeepCopy()
-				}
-				p.Profiles = append(p.Profiles, u)
+				p.Profiles = append(p.Profiles, profileUse{Name: er.ProfileName, spec: &prof.Spec})
 				k = len(p.Profiles) - 1
 			}
 			for _, o := range er.Containers {

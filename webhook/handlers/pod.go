@@ -56,7 +56,7 @@ type revisionKey struct {
 
 const revisionCacheSize = 4096
 
-func (c *revisionCache) get(in merge.Input) string {
+func (c *revisionCache) get(in merge.Input) (string, error) {
 	if in.Service.ResourceVersion == "" { // not from the API server: nothing identifies the version
 		return merge.Revision(in)
 	}
@@ -69,16 +69,19 @@ func (c *revisionCache) get(in merge.Input) string {
 	rev, ok := c.m[k]
 	c.mu.Unlock()
 	if ok {
-		return rev
+		return rev, nil
 	}
-	rev = merge.Revision(in)
+	rev, err := merge.Revision(in)
+	if err != nil {
+		return "", err // not cached: the denial is rare and says why
+	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= revisionCacheSize {
 		c.m = make(map[revisionKey]string) // simple bound: start over
 	}
 	c.m[k] = rev
 	c.mu.Unlock()
-	return rev
+	return rev, nil
 }
 
 // profileVersions identifies the cached profiles' versions, in name order.
@@ -163,10 +166,16 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
 	}
 	mutated.Namespace = pod.Namespace
+	// The revision covers every role of the component, so inputs that
+	// compose this pod but not its group's others are denied too.
+	rev, err := h.revisions.get(in)
+	if err != nil {
+		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
+	}
 	if mutated.Annotations == nil {
 		mutated.Annotations = map[string]string{}
 	}
-	mutated.Annotations[v1beta1.AnnotationRevision] = h.revisions.get(in)
+	mutated.Annotations[v1beta1.AnnotationRevision] = rev
 	// pod is never changed (mutated is a copy), so it is the round trip.
 	p, err := patch.Create(req.Object.Raw, &pod, mutated)
 	if err != nil {

@@ -181,7 +181,9 @@ func FuzzPodPatch(f *testing.F) {
 		typed.Namespace = "team-a"
 		require.NoError(t, merge.ComposePod(in, &typed))
 		typed.Namespace = ""
-		typed.Annotations = map[string]string{v1beta1.AnnotationRevision: merge.Revision(in)}
+		rev, err := merge.Revision(in)
+		require.NoError(t, err)
+		typed.Annotations = map[string]string{v1beta1.AnnotationRevision: rev}
 		var got corev1.Pod
 		require.NoError(t, json.Unmarshal(out, &got))
 		if !equality.Semantic.DeepEqual(&typed, &got) {
@@ -240,4 +242,17 @@ func TestRevisionFollowsServiceAndRuntimeVersions(t *testing.T) {
 	updated.Spec.EngineConfig.Runner.Image = "lmsysorg/sglang:next"
 	w.index.UpsertClusterServingRuntime(&updated) // what the informer does on an update
 	assert.NotEqual(t, second, revisionOf(t, w), "a replaced runtime object changes the revision")
+}
+
+// A pod that composes on its own is still denied when another role of its
+// component cannot be composed: the revision covers every role.
+func TestPodDeniedWhenTheRevisionCannotBeComposed(t *testing.T) {
+	w, isvc := gpuWorld(t)
+	broken := isvc.DeepCopy()
+	broken.Spec.Engine.Leader = &v1beta1.LeaderSpec{Runner: &v1beta1.RunnerSpec{Args: []string{"--x={{.Labels.missing}}"}}}
+	require.NoError(t, w.services.Update(broken))
+	resp, _ := admitPod(t, w, skeletonPod(t, "chat", v1beta1.ComponentEngine))
+	require.False(t, resp.Allowed)
+	assert.Contains(t, resp.Result.Message, " of InferenceService team-a/chat: InferenceService team-a/chat spec.engine.leader.runner.args[0]: "+
+		"template key .Labels.missing not found on InferenceService team-a/chat; add the label or remove the reference")
 }
