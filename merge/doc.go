@@ -1,9 +1,10 @@
 // Package merge composes the final pod of an engine, decoder or router from
 // a placement decision: the runtime, the AcceleratorClass, the
 // InferenceService, engine runtime profiles and the pod's group identity.
-// It is pure: no client-go, no network, no clock. The pod webhook patches
-// pods with ComposePod's output, stamps Revision, and the reconciler compares
-// revisions to roll groups; the CLI prints the same output offline.
+// It is pure: no client-go, no network, no clock. The reconciler creates
+// SkeletonPod for each member of each group Topology lists; the pod webhook
+// patches pods with ComposePod's output and stamps Revision; the reconciler
+// compares revisions to roll groups; the CLI prints the same output offline.
 //
 // # Layers, lowest first
 //
@@ -57,6 +58,46 @@
 // BERTH_PD_ROLE=prefill and decoder pods BERTH_PD_ROLE=decode (engines map
 // it to e.g. SGLang's --disaggregation-mode in their args:
 // --disaggregation-mode=$(BERTH_PD_ROLE)). The router gets neither.
+//
+// # Topology, names and skeletons
+//
+// Topology lists a service's components (engine always; decoder and router
+// when the runtime or the service has one) with the service's settings
+// over the runtime's: multi-node (a leader or worker anywhere), workers per
+// group (worker.size), and desired groups (replicas, else minReplicas,
+// else 1, clamped to [minReplicas, maxReplicas]; maxReplicas 0 is
+// unbounded). Pods are named <isvc>-<component>-<group> (PodName), with
+// -<worker> for multi-pod groups (leader = 0); a multi-pod group has the
+// headless Service <isvc>-<component>-<group> (GroupServiceName), its pods'
+// subdomain, and its leader answers at LeaderAddress,
+// <leader pod>.<group Service>.<namespace>. ValidateNames checks that the
+// longest of these names is a DNS-1035 label. SkeletonPod is the pod the
+// reconciler creates: name, identity labels, owner reference, hostname and
+// subdomain, and one placeholder container (DefaultRunnerName, no image)
+// carrying the group env; GroupIdentityFromPod is its inverse.
+//
+// # Revision
+//
+// Revision hashes what ComposePod writes into a component's pods and
+// nothing else: for each role of the component's groups ("" for single-pod
+// groups; leader, and worker when worker.size > 0, for multi-node ones) it
+// composes SkeletonPod with a canonical identity (group 0, worker 1, a
+// placeholder leader address, the topology's group size), and hashes with
+// sha256 (20 hex digits) the envelope
+//
+//	{"v":"berth.revision/v1",
+//	 "pods":[{"role":"leader","labels":{..},"annotations":{..},"spec":{..}}, ..],
+//	 "noUpdateProfiles":[{"name":"..","overrides":[..]}]}
+//
+// The pod's own ome.io/revision annotation, object names, group indexes,
+// metadata and status of the inputs, and error-message text never enter;
+// a label or annotation of the service enters only when a template renders
+// it. Profiles with updateStrategy NoUpdate (the default) are left out of
+// the canonical pods, since a change to them reaches new pods only; their
+// references (name and overrides) are hashed in noUpdateProfiles. Inputs
+// that cannot be composed are an error. A change to the algorithm must bump
+// RevisionVersion: a changed revision rolls every serving group in every
+// cluster on upgrade, and the golden cases pin each revision.
 //
 // # Idempotency
 //
