@@ -1,0 +1,73 @@
+// Command berth-reconciler runs the serving groups of InferenceServices:
+// it creates skeleton pods (completed by berth's pod webhook), headless and
+// ClusterIP Services and HPAs, rolls groups to new revisions by partition,
+// recovers failed groups with backoff, and writes status. It never decides
+// placement: that is the webhook's pinned decision.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/berthdev/berth/reconcile"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "berth-reconciler:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := newFlags()
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(fs.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg, err := restConfig(fs.kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = float32(fs.qps), fs.burst
+	cfg.UserAgent = "berth-reconciler"
+	identity := fs.identity
+	if identity == "" {
+		host, _ := os.Hostname()
+		identity = host + "_" + string(uuid.NewUUID())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return reconcile.RunManager(ctx, reconcile.ManagerConfig{
+		REST: cfg, Workers: fs.workers, ProbeAddress: fs.probes,
+		LeaderElect: fs.leaderElect, LeaseNamespace: fs.leaseNamespace, LeaseName: fs.leaseName, Identity: identity,
+		LeaseDuration: fs.leaseDuration, RenewDeadline: fs.renewDeadline, RetryPeriod: fs.retryPeriod,
+		Options: reconcile.Options{Resync: fs.resync, BackoffBase: fs.backoffBase, BackoffMax: fs.backoffMax},
+		Log:     log,
+	})
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		if cfg, err := rest.InClusterConfig(); err == nil {
+			return cfg, nil
+		}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %q: %w", kubeconfig, err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,100 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/reconcile/plan"
+)
+
+// apply sends one planner step: deletes first (with UID preconditions, so a
+// pod recreated under the same name is never deleted by mistake), then
+// creates of skeleton pods with deterministic names (AlreadyExists is
+// success), then the step's events. Every write is recorded in the
+// expectations before it is sent.
+func (c *Controller) apply(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, step plan.Step) error {
+	var errs []error
+	for _, d := range step.Delete {
+		errs = append(errs, c.deletePod(ctx, key, isvc.Namespace, d))
+	}
+	for _, p := range step.Create {
+		errs = append(errs, c.createPod(ctx, key, isvc, t, p))
+	}
+	for _, e := range step.Events {
+		c.recorder.Event(isvc, e.Type, e.Reason, e.Message)
+	}
+	return errors.Join(errs...)
+}
+
+// skeleton is the pod the reconciler creates: identity and group env only.
+// The pod webhook completes it from the pinned decision.
+func skeleton(isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.PodID) *corev1.Pod {
+	g := merge.GroupIdentity{GroupIndex: int(p.Group), Role: p.Role, WorkerIndex: int(p.Worker)}
+	if t.MultiNode {
+		g.GroupSize = int(t.Workers) + 1
+		g.LeaderAddress = merge.LeaderAddress(isvc.Name, isvc.Namespace, t.Component, int(p.Group))
+	}
+	pod := merge.SkeletonPod(isvc, t.Component, g)
+	if p.RecreateCount > 0 {
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[v1beta1.AnnotationRecreateCount] = strconv.Itoa(int(p.RecreateCount))
+	}
+	return pod
+}
+
+func (c *Controller) createPod(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.PodID) error {
+	pod := skeleton(isvc, t, p)
+	c.exp.ExpectCreate(key, pod.Name)
+	c.m.write("create", "pods")
+	_, err := c.kube.CoreV1().Pods(isvc.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsAlreadyExists(err):
+		c.exp.Created(key, pod.Name) // deterministic names: it is there already
+		return nil
+	default:
+		c.exp.Created(key, pod.Name) // will never be observed
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || isAdmissionDenial(err) {
+			// The webhook or a quota refused it: say so on the service.
+			c.recorder.Eventf(isvc, corev1.EventTypeWarning, "FailedCreate", "creating pod %s: %v", pod.Name, err)
+		}
+		return fmt.Errorf("create pod %s/%s: %w", isvc.Namespace, pod.Name, err)
+	}
+}
+
+func (c *Controller) deletePod(ctx context.Context, key, namespace string, d plan.PodRef) error {
+	c.exp.ExpectDelete(key, d.UID)
+	c.m.write("delete", "pods")
+	uid := k8stypes.UID(d.UID)
+	err := c.kube.CoreV1().Pods(namespace).Delete(ctx, d.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		c.exp.Deleted(key, d.UID) // gone already, or another pod holds the name now
+		return nil
+	default:
+		c.exp.Deleted(key, d.UID)
+		return fmt.Errorf("delete pod %s/%s: %w", namespace, d.Name, err)
+	}
+}
+
+func isAdmissionDenial(err error) bool {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return st.Status().Reason == metav1.StatusReasonBadRequest || st.Status().Code == 422
+	}
+	return false
+}

@@ -1,0 +1,116 @@
+package reconcile
+
+import (
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
+)
+
+// decision is the pinned decision of a service, read back from the cache:
+// exactly the inputs the pod webhook composes pods from, so that the
+// revision computed here equals the one the webhook stamps.
+type decision struct {
+	runtimeKind, runtimeName string
+	runtime                  *v1beta1.ServingRuntimeSpec
+	class                    *v1beta1.AcceleratorClass
+	profiles                 map[string]*v1beta1.ClusterEngineRuntimeProfile
+	// disabled is set when the pinned runtime was disabled after the pin:
+	// the webhook still completes pods from it, so groups are managed, but
+	// the service is Degraded until someone decides.
+	disabled string
+}
+
+// unresolved says why a service's pin cannot be read back. It is reported
+// on the service (Resolved=False, Degraded=True); running pods are kept.
+type unresolved struct{ reason, message string }
+
+func (u *unresolved) Error() string { return u.message }
+
+// Reasons of the Resolved condition.
+const (
+	ReasonResolved         = "Resolved"
+	ReasonNotPinned        = "NotPinned"
+	ReasonRuntimeMissing   = "PinnedRuntimeMissing"
+	ReasonRuntimeDisabled  = "PinnedRuntimeDisabled"
+	ReasonClassMissing     = "PinnedClassMissing"
+	ReasonPinMalformed     = "PinMalformed"
+	ReasonCacheUnavailable = "CacheUnavailable"
+	ReasonCannotCompose    = "CannotCompose"
+)
+
+// resolve reads the pinned runtime, class and profiles. It never re-selects:
+// the decision is the webhook's.
+func (c *Controller) resolve(isvc *v1beta1.InferenceService) (*decision, *unresolved) {
+	name := isvc.Namespace + "/" + isvc.Name
+	ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]
+	if ref == "" {
+		return nil, &unresolved{ReasonNotPinned, fmt.Sprintf(
+			"InferenceService %s has no %s annotation: it was stored without berth's webhook, or the webhook could not resolve it; re-apply it with the webhook running", name, v1beta1.AnnotationResolvedRuntime)}
+	}
+	kind, rtName, ok := strings.Cut(ref, "/")
+	if !ok || rtName == "" {
+		return nil, &unresolved{ReasonPinMalformed, fmt.Sprintf("InferenceService %s: annotation %s=%q is not <Kind>/<name>; remove it so berth resolves the runtime again", name, v1beta1.AnnotationResolvedRuntime, ref)}
+	}
+	d := &decision{runtimeKind: kind, runtimeName: rtName}
+	var disabled *bool
+	switch kind {
+	case "ServingRuntime":
+		rt, err := c.runtimes.ServingRuntimes(isvc.Namespace).Get(rtName)
+		if err != nil {
+			return nil, missing(err, ReasonRuntimeMissing, fmt.Sprintf("pinned runtime ServingRuntime %s/%s", isvc.Namespace, rtName), name)
+		}
+		d.runtime, disabled = &rt.Spec, rt.Spec.Disabled
+	case "ClusterServingRuntime":
+		rt, err := c.clusterRuntimes.Get(rtName)
+		if err != nil {
+			return nil, missing(err, ReasonRuntimeMissing, "pinned runtime ClusterServingRuntime/"+rtName, name)
+		}
+		d.runtime, disabled = &rt.Spec, rt.Spec.Disabled
+	default:
+		return nil, &unresolved{ReasonPinMalformed, fmt.Sprintf("InferenceService %s: annotation %s=%q: kind %q is not ServingRuntime or ClusterServingRuntime", name, v1beta1.AnnotationResolvedRuntime, ref, kind)}
+	}
+	if disabled != nil && *disabled {
+		d.disabled = fmt.Sprintf("pinned runtime %s is disabled; berth keeps serving from it and never moves the service silently. Enable it again, or remove annotation %s to re-resolve", ref, v1beta1.AnnotationResolvedRuntime)
+	}
+	if cls := isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass]; cls != "" {
+		ac, err := c.classes.Get(cls)
+		if err != nil {
+			return nil, missing(err, ReasonClassMissing, "pinned AcceleratorClass "+cls, name)
+		}
+		d.class = ac
+	}
+	profiles, err := c.profiles.List(labels.Everything())
+	if err != nil {
+		return nil, &unresolved{ReasonCacheUnavailable, "listing ClusterEngineRuntimeProfiles: " + err.Error()}
+	}
+	d.profiles = make(map[string]*v1beta1.ClusterEngineRuntimeProfile, len(profiles))
+	for _, p := range profiles {
+		d.profiles[p.Name] = p
+	}
+	return d, nil
+}
+
+func missing(err error, reason, what, svc string) *unresolved {
+	if apierrors.IsNotFound(err) {
+		return &unresolved{reason, fmt.Sprintf("InferenceService %s: %s no longer exists; running groups are kept, but new pods cannot be admitted. Recreate it, or remove the pin annotations so berth resolves the service again", svc, what)}
+	}
+	return &unresolved{ReasonCacheUnavailable, fmt.Sprintf("InferenceService %s: reading %s: %v", svc, what, err)}
+}
+
+// input is the merge input of one component, as the pod webhook builds it.
+func (d *decision) input(isvc *v1beta1.InferenceService, component string) merge.Input {
+	return merge.Input{
+		Service:          isvc,
+		Component:        component,
+		RuntimeKind:      d.runtimeKind,
+		RuntimeName:      d.runtimeName,
+		Runtime:          d.runtime,
+		AcceleratorClass: d.class,
+		Profiles:         d.profiles,
+	}
+}

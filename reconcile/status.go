@@ -1,0 +1,132 @@
+package reconcile
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/reconcile/plan"
+)
+
+// desiredStatus computes the service's status from the components' steps.
+// With unres set, the decision does not resolve: the Resolved and Degraded
+// conditions say why, and the group counts keep their last values (pods are
+// left running).
+func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology, results []componentResult, dec *decision, unres *unresolved) v1beta1.InferenceServiceStatus {
+	st := *isvc.Status.DeepCopy()
+	st.ObservedGeneration = isvc.Generation
+	if ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]; ref != "" {
+		if kind, name, ok := strings.Cut(ref, "/"); ok {
+			st.Runtime = &v1beta1.ResolvedRef{Kind: kind, Name: name}
+		}
+	}
+	st.AcceleratorClass = isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass]
+
+	var statuses []plan.Status
+	if unres == nil {
+		st.Components = map[string]v1beta1.ComponentStatus{}
+		for _, r := range results {
+			s := r.step.Status
+			statuses = append(statuses, s)
+			st.Components[r.topo.Component] = v1beta1.ComponentStatus{Replicas: s.Replicas, ReadyReplicas: s.Ready,
+				UpdatedReplicas: s.Updated, Revision: revisionOf(r), Workers: r.topo.Workers}
+		}
+		engine := results[0]
+		st.Replicas, st.ReadyReplicas = engine.step.Status.Replicas, engine.step.Status.Ready
+		st.Selector = labels.SelectorFromSet(frontSelector(isvc, engine.topo)).String()
+		st.Ready = plan.ReadyColumn(statuses)
+		st.URL = serviceURL(isvc)
+	}
+	conds := plan.Conditions(statuses, isvc.Annotations[v1beta1.AnnotationResolvedRuntime] != "", "")
+	if unres != nil {
+		conds = plan.Conditions(nil, false, unres.message)
+	}
+	for _, c := range conds {
+		mc := metav1.Condition{Type: c.Type, Status: metav1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message, ObservedGeneration: isvc.Generation}
+		switch {
+		case unres != nil && (c.Type == v1beta1.ConditionResolved || c.Type == v1beta1.ConditionDegraded):
+			mc.Reason = unres.reason // the precise reason: which pin, and how
+		case c.Type == v1beta1.ConditionResolved && dec != nil:
+			mc.Message = resolvedMessage(dec)
+		case c.Type == v1beta1.ConditionDegraded && dec != nil && dec.disabled != "" && c.Status == plan.ConditionFalse:
+			mc.Status, mc.Reason, mc.Message = metav1.ConditionTrue, ReasonRuntimeDisabled, dec.disabled
+		}
+		meta.SetStatusCondition(&st.Conditions, mc)
+	}
+	return st
+}
+
+func revisionOf(r componentResult) string { return r.revision }
+
+func resolvedMessage(dec *decision) string {
+	msg := "pinned to " + dec.runtimeKind + "/" + dec.runtimeName
+	if dec.class != nil {
+		msg += " on AcceleratorClass " + dec.class.Name
+	}
+	return msg
+}
+
+// writeStatus updates the status subresource when it changed, and records
+// an event when the Ready or Degraded condition changes its reason, so the
+// scheduler's or kubelet's word reaches `kubectl describe` once, not on
+// every sync.
+func (c *Controller) writeStatus(ctx context.Context, isvc *v1beta1.InferenceService, topo []merge.ComponentTopology,
+	results []componentResult, dec *decision, unres *unresolved, pods []*corev1.Pod) error {
+	want := desiredStatus(isvc, topo, results, dec, unres)
+	c.recordMetrics(isvc, results)
+	if apiequality.Semantic.DeepEqual(isvc.Status, want) {
+		return nil
+	}
+	c.conditionEvents(isvc, isvc.Status.Conditions, want.Conditions)
+	upd := isvc.DeepCopy()
+	upd.Status = want
+	c.m.write("update", "inferenceservices/status")
+	_, err := c.berth.OmeV1beta1().InferenceServices(isvc.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil // a newer version is queued already
+	}
+	return err
+}
+
+// conditionEvents emits one event when a condition changes its status or
+// reason: a Warning for what needs a person (pods that cannot schedule or
+// keep failing, a pin that no longer resolves, Degraded), a Normal one when
+// the service becomes Ready. Counts changing during a roll make no events.
+func (c *Controller) conditionEvents(isvc *v1beta1.InferenceService, old, cur []metav1.Condition) {
+	for _, n := range cur {
+		o := meta.FindStatusCondition(old, n.Type)
+		if o != nil && o.Status == n.Status && o.Reason == n.Reason {
+			continue
+		}
+		switch {
+		case n.Type == v1beta1.ConditionDegraded && n.Status == metav1.ConditionTrue,
+			n.Type == v1beta1.ConditionResolved && n.Status == metav1.ConditionFalse,
+			n.Type == v1beta1.ConditionReady && (n.Reason == plan.ReasonUnschedulable || n.Reason == plan.ReasonPodsFailing):
+			c.recorder.Event(isvc, corev1.EventTypeWarning, n.Reason, n.Message)
+		case n.Type == v1beta1.ConditionReady && n.Status == metav1.ConditionTrue && (o == nil || o.Status != n.Status):
+			c.recorder.Event(isvc, corev1.EventTypeNormal, n.Reason, n.Message)
+		}
+	}
+}
+
+// recordMetrics keeps the service's group counts for /metrics.
+func (c *Controller) recordMetrics(isvc *v1beta1.InferenceService, results []componentResult) {
+	states := map[string]int{}
+	rolling := false
+	for _, r := range results {
+		s := r.step.Status
+		states["ready"] += int(s.Ready)
+		states["notready"] += int(s.Replicas - s.Ready)
+		states["outdated"] += int(s.Outdated)
+		rolling = rolling || s.Progressing == plan.ProgressRollingUpdate
+	}
+	c.m.setService(isvc.Namespace+"/"+isvc.Name, states, rolling)
+}

@@ -1,0 +1,220 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/reconcile/plan"
+)
+
+// backoffMemory is the planner's per-group recreate memory of one service,
+// by component. It lives in memory; the count also rides on the recreated
+// pods (ome.io/recreate-count), so a restarted reconciler recovers it.
+type backoffMemory map[string]plan.Backoff
+
+// componentResult is what one component's step produced.
+type componentResult struct {
+	topo     merge.ComponentTopology
+	revision string
+	step     plan.Step
+}
+
+// sync reconciles one InferenceService. It reads like the steps it takes:
+//
+//  1. load the service; a deleted one is forgotten (garbage collection
+//     removes what it owned);
+//  2. wait for the pod creations and deletions already sent to show up;
+//  3. read the pinned decision back; if it does not resolve, keep every
+//     running pod and report Degraded;
+//  4. per component: revision, observed pods, the planner's next step,
+//     applied;
+//  5. delete pods of components the service no longer has;
+//  6. Services (whole service, headless per multi-node group) and the HPA;
+//  7. status, written only when it changed.
+func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error) {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return 0, nil // a malformed key never becomes valid
+	}
+	isvc, err := c.services.InferenceServices(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.forget(key)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if isvc.DeletionTimestamp != nil {
+		return 0, nil
+	}
+	if !c.exp.Satisfied(key) {
+		return 0, nil // the informer events of our own writes requeue the service
+	}
+	isvc = isvc.DeepCopy()
+	pods, err := c.pods.Pods(ns).List(labels.SelectorFromSet(labels.Set{v1beta1.LabelInferenceService: name}))
+	if err != nil {
+		return 0, err
+	}
+	pods = slices.DeleteFunc(pods, func(p *corev1.Pod) bool { return !isOwnedPod(p, isvc) })
+
+	dec, unres := c.resolve(isvc)
+	if unres != nil {
+		return 0, c.writeStatus(ctx, isvc, nil, nil, dec, unres, pods)
+	}
+	topo := merge.Topology(isvc, dec.runtime)
+	results, err := c.syncComponents(ctx, key, isvc, dec, topo, pods)
+	var ce *composeError
+	if errors.As(err, &ce) {
+		// Retrying cannot help until the service, runtime or a profile
+		// changes, and each change requeues the service.
+		u := &unresolved{ReasonCannotCompose, fmt.Sprintf("InferenceService %s/%s: pods of %s cannot be composed from the pinned decision: %v", ns, name, ce.component, ce.err)}
+		return 0, c.writeStatus(ctx, isvc, nil, nil, dec, u, pods)
+	}
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	errs = append(errs, c.deleteStrayPods(ctx, key, isvc, topo, pods))
+	errs = append(errs, c.syncServices(ctx, isvc, topo, results, pods))
+	errs = append(errs, c.syncHPA(ctx, isvc, topo[0]))
+	errs = append(errs, c.writeStatus(ctx, isvc, topo, results, dec, nil, pods))
+	return requeueOf(results), errors.Join(errs...)
+}
+
+// syncComponents plans and applies one step per component.
+func (c *Controller) syncComponents(ctx context.Context, key string, isvc *v1beta1.InferenceService, dec *decision,
+	topo []merge.ComponentTopology, pods []*corev1.Pod) ([]componentResult, error) {
+	mem := c.backoffFor(key)
+	now := c.now()
+	var results []componentResult
+	for _, t := range topo {
+		rev, err := merge.Revision(dec.input(isvc, t.Component))
+		if err != nil {
+			return nil, &composeError{component: t.Component, err: err}
+		}
+		spec := planSpec(isvc, t, rev, c.opts)
+		observed := observe(pods, t.Component)
+		step := plan.Next(spec, observed, mem[t.Component], now)
+		c.setBackoff(key, t.Component, step.Backoff)
+		if err := c.apply(ctx, key, isvc, t, step); err != nil {
+			return nil, err
+		}
+		results = append(results, componentResult{topo: t, revision: rev, step: step})
+	}
+	return results, nil
+}
+
+// composeError: the pinned inputs cannot be composed into a pod (a template
+// key the service lacks, a missing profile). Nothing can be created until
+// the service or runtime is fixed; it is reported, not retried hot.
+type composeError struct {
+	component string
+	err       error
+}
+
+func (e *composeError) Error() string { return fmt.Sprintf("%s: %v", e.component, e.err) }
+
+// planSpec maps the API onto the planner's inputs for one component.
+func planSpec(isvc *v1beta1.InferenceService, t merge.ComponentTopology, revision string, o Options) plan.Spec {
+	s := plan.Spec{
+		Component: t.Component, Replicas: t.Replicas, Workers: t.Workers, MultiNode: t.MultiNode,
+		Revision: revision, Recovery: v1beta1.RoleRecreate,
+		BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
+	}
+	if p := isvc.Spec.RecoveryPolicy; p != nil {
+		s.Recovery = *p
+	}
+	if g := isvc.Spec.RestartGracePeriodSeconds; g != nil {
+		s.RestartGrace = time.Duration(*g) * time.Second
+	}
+	if rs := isvc.Spec.RolloutStrategy; rs != nil && rs.RollingUpdateConfiguration != nil {
+		if p := rs.RollingUpdateConfiguration.Partition; p != nil {
+			s.Partition = *p
+		}
+		if m := rs.RollingUpdateConfiguration.MaxUnavailable; m != nil {
+			s.MaxUnavailable = *m
+		}
+	}
+	return s
+}
+
+// observe converts the pods of one component for the planner.
+func observe(pods []*corev1.Pod, component string) []plan.Pod {
+	var out []plan.Pod
+	for _, p := range pods {
+		if componentOf(p) == component {
+			// A malformed label makes the pod extra (deleted by the
+			// planner); the planner's event names it.
+			o, _ := plan.ObservePod(p)
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func componentOf(p *corev1.Pod) string {
+	if c := p.Labels[v1beta1.LabelComponent]; c != "" {
+		return c
+	}
+	return v1beta1.ComponentEngine
+}
+
+// isOwnedPod: only pods this service controls are managed. A pod that
+// merely carries the label (a user's Deployment pod, a leftover of an
+// earlier service of the same name) is never touched.
+func isOwnedPod(p *corev1.Pod, isvc *v1beta1.InferenceService) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Controller != nil && *o.Controller && o.UID == isvc.UID {
+			return true
+		}
+	}
+	return false
+}
+
+func requeueOf(results []componentResult) time.Duration {
+	var d time.Duration
+	for _, r := range results {
+		if r.step.Requeue > 0 && (d == 0 || r.step.Requeue < d) {
+			d = r.step.Requeue
+		}
+	}
+	return d
+}
+
+func (c *Controller) backoffFor(key string) backoffMemory {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.backoff[key]
+	if m == nil {
+		m = backoffMemory{}
+		c.backoff[key] = m
+	}
+	return m
+}
+
+func (c *Controller) setBackoff(key, component string, b plan.Backoff) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.backoff[key] == nil {
+		c.backoff[key] = backoffMemory{}
+	}
+	c.backoff[key][component] = b
+}
+
+func (c *Controller) forget(key string) {
+	c.exp.Forget(key)
+	c.mu.Lock()
+	delete(c.backoff, key)
+	c.mu.Unlock()
+	c.m.forgetService(key)
+}
