@@ -13,7 +13,7 @@ import (
 // kind makes the control plane, kwok adds the fake GPU fleet to it, and the
 // cluster is deleted when the suite ends. Without a Docker engine it fails
 // with the reason; it never falls back silently to another cluster.
-func startKind(ctx context.Context) (*devenv.Env, error) {
+func startKind(ctx context.Context, comps []devenv.Component) (*devenv.Env, error) {
 	dir, err := os.MkdirTemp("", "berth-kind-")
 	if err != nil {
 		return nil, err
@@ -25,6 +25,7 @@ func startKind(ctx context.Context) (*devenv.Env, error) {
 		return nil, err
 	}
 	env, err := devenv.Up(ctx, devenv.Options{
+		Components: comps,
 		Log:        os.Stderr,
 		Kubeconfig: kubeconfig,
 		OnStop: func() error {

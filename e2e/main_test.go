@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -13,8 +15,12 @@ import (
 	"github.com/berthdev/berth/internal/devenv/cluster"
 )
 
-// env is the environment every test of the suite shares.
-var env *devenv.Env
+var (
+	// env is the environment every test of the suite shares.
+	env *devenv.Env
+	// webhook is env's berth webhook: its certificates, URLs and process.
+	webhook *devenv.WebhookComponent
+)
 
 func TestMain(m *testing.M) {
 	os.Setenv(cluster.WatchListEnv, "false")
@@ -28,8 +34,15 @@ func run(m *testing.M) int {
 	defer cancel()
 	// Ctrl-C while starting cancels the start, which stops what already runs.
 	startCtx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	var err error
-	env, err = startEnv(startCtx)
+	bin, err := buildComponents(startCtx)
+	if err != nil {
+		stopSignals()
+		fmt.Fprintf(os.Stderr, "e2e: FAIL: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(bin)
+	webhook = devenv.Webhook(filepath.Join(bin, "berth-webhook"))
+	env, err = startEnv(startCtx, []devenv.Component{webhook})
 	stopSignals()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: FAIL: cannot start the environment: %v\n", err)
@@ -42,9 +55,31 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-func startEnv(ctx context.Context) (*devenv.Env, error) {
-	if os.Getenv("BERTH_E2E_CLUSTER") == "kind" {
-		return startKind(ctx)
+// buildComponents builds the berth component binaries of this checkout
+// once for the suite, into a new temporary folder it returns. This is the
+// test harness's job: `berth up` and `berth demo` build nothing, they run
+// the binaries of `make build`.
+func buildComponents(ctx context.Context) (string, error) {
+	root, err := cluster.RepoRoot(".")
+	if err != nil {
+		return "", err
 	}
-	return devenv.Up(ctx, devenv.Options{Log: os.Stderr, KeepRunDir: os.Getenv("BERTH_E2E_KEEP") != ""})
+	dir, err := os.MkdirTemp("", "berth-e2e-bin-")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/berth-webhook")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("build the berth components (go build ./cmd/berth-webhook in %s): %v\n%s", root, err, out)
+	}
+	return dir, nil
+}
+
+func startEnv(ctx context.Context, comps []devenv.Component) (*devenv.Env, error) {
+	if os.Getenv("BERTH_E2E_CLUSTER") == "kind" {
+		return startKind(ctx, comps)
+	}
+	return devenv.Up(ctx, devenv.Options{Components: comps, Log: os.Stderr, KeepRunDir: os.Getenv("BERTH_E2E_KEEP") != ""})
 }

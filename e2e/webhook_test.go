@@ -25,8 +25,6 @@ import (
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/certs"
-	"github.com/berthdev/berth/internal/devenv"
-	"github.com/berthdev/berth/internal/devenv/cluster"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/merge"
 )
@@ -41,7 +39,7 @@ func berthClient(t *testing.T) versioned.Interface {
 // kubectl runs the v1.34 kubectl against the suite's cluster, as a user would.
 func kubectl(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
-	bin := cluster.DefaultBinaries(env.Root).Kubectl
+	bin := env.Binaries.Kubectl
 	cmd := exec.Command(bin, append([]string{"--kubeconfig", env.Cluster.KubeconfigPath}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
@@ -353,7 +351,7 @@ func TestServerDryRunWritesNothing(t *testing.T) {
 // reloads without restart and no admission fails.
 func TestCertificateRotationUnderLoad(t *testing.T) {
 	ensureOutOfBox(t)
-	w := devenv.Started
+	w := webhook
 	require.NotNil(t, w, "the berth webhook component did not start")
 	ns := testNamespace(t, "e2e-rotate")
 	out, err := kubectl(t, mistralModel(ns), "apply", "--server-side", "-f", "-")

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv"
-	"github.com/berthdev/berth/internal/devenv/install"
 )
 
 func init() {
@@ -44,14 +42,20 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// Warnings the apiserver relays (berth's webhooks explain choices this
 	// way) belong in the story, not in klog lines on stderr.
 	rest.SetDefaultWarningHandler(apiWarnings)
+	comps, err := components()
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(stdout, "berth demo: starting a Kubernetes control plane on 127.0.0.1 (the first run builds it; that takes a while)...")
-	env, err := devenv.Up(ctx, devenv.Options{Timeout: *timeout, KeepRunDir: *keep, Log: progress})
+	// Deaths and restarts of components are part of what a person watches,
+	// with or without -v.
+	env, err := devenv.Up(ctx, devenv.Options{Components: comps, Timeout: *timeout, KeepRunDir: *keep, Log: progress, Events: stderr})
 	if err != nil {
 		return err
 	}
 	defer env.Stop()
 	story(ctx, stdout, env)
-	return waitForExit(ctx, env)
+	return waitForExit(ctx, stderr, env)
 }
 
 // story applies the out-of-box objects and the sample and prints, step by
@@ -83,7 +87,7 @@ func story(ctx context.Context, w io.Writer, env *devenv.Env) {
 	if len(env.Components) == 0 {
 		say("No berth component runs yet: objects are checked by the CRD schemas only, and nothing resolves runtimes or accelerators.")
 	} else {
-		say("berth components running: %s.", strings.Join(env.Components, ", "))
+		say("berth components running: %s (restarted with backoff if they die).", strings.Join(env.ComponentNames(), ", "))
 	}
 
 	for _, dir := range []string{"runtimes", "accelerators"} {
@@ -123,7 +127,7 @@ func story(ctx context.Context, w io.Writer, env *devenv.Env) {
 // applyDir applies every object of deploy/<dir> and returns the accepted
 // ones ("Kind/name") and one line per refusal.
 func applyDir(ctx context.Context, env *devenv.Env, dir string) (ok, refused []string) {
-	objs, err := install.ReadObjects(env.Path("deploy", dir))
+	objs, err := devenv.Manifests(dir)
 	if err != nil {
 		return nil, []string{err.Error()}
 	}
@@ -140,7 +144,7 @@ func applyDir(ctx context.Context, env *devenv.Env, dir string) (ok, refused []s
 // describeSample reports what happened to the sample InferenceService:
 // the decision berth pinned, if a webhook runs, and the pods created for it.
 func describeSample(ctx context.Context, w io.Writer, env *devenv.Env) {
-	objs, err := install.ReadObjects(env.Path("deploy", "samples"))
+	objs, err := devenv.Manifests("samples")
 	if err != nil {
 		return
 	}
@@ -168,7 +172,7 @@ func describeSample(ctx context.Context, w io.Writer, env *devenv.Env) {
 		// Give a reconciler, if one runs, a moment to create pods. The
 		// webhook alone creates none, so do not wait for it.
 		deadline := time.Now().Add(10 * time.Second)
-		for slices.Contains(env.Components, "berth-reconciler") && time.Now().Before(deadline) {
+		for runs(env, "berth-reconciler") && time.Now().Before(deadline) {
 			pods, err := env.Kube.CoreV1().Pods(got.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: v1beta1.LabelInferenceService + "=" + got.GetName()})
 			if err == nil && len(pods.Items) > 0 {
 				for _, p := range pods.Items {

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/berthdev/berth/internal/devenv/process"
 )
 
 func TestDispatch(t *testing.T) {
@@ -61,4 +64,30 @@ func TestWarningCollector(t *testing.T) {
 	c.HandleWarningHeader(299, "", "class B chosen")
 	assert.Equal(t, []string{"runtime A was auto-selected", "class B chosen"}, c.drain())
 	assert.Empty(t, c.drain(), "drain forgets what it returned")
+}
+
+func TestDeathSummary(t *testing.T) {
+	at := time.Date(2025, 1, 2, 12, 3, 4, 0, time.UTC)
+	tests := []struct {
+		name   string
+		deaths []process.Death
+		want   []string
+	}{
+		{"none", nil, []string{}},
+		{"once", []process.Death{{Name: "berth-webhook", Err: errors.New("signal: killed"), At: at}},
+			[]string{"berth-webhook died once (last: signal: killed at 12:03:04)"}},
+		{"per component, first death first", []process.Death{
+			{Name: "berth-reconciler", Err: errors.New("exit status 1"), At: at},
+			{Name: "berth-webhook", Err: errors.New("signal: killed"), At: at},
+			{Name: "berth-reconciler", Err: errors.New("exit status 2"), At: at.Add(time.Minute)},
+		}, []string{
+			"berth-reconciler died 2 times (last: exit status 2 at 12:04:04)",
+			"berth-webhook died once (last: signal: killed at 12:03:04)",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, deathSummary(tc.deaths))
+		})
+	}
 }

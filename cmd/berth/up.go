@@ -13,7 +13,7 @@ import (
 func init() {
 	register(command{
 		Name:    "up",
-		Summary: "start a local control plane with the fake GPU fleet and berth's CRDs; runs until Ctrl-C",
+		Summary: "start a local control plane with the fake GPU fleet, berth's CRDs and webhook; runs until Ctrl-C",
 		Run:     runUp,
 	})
 }
@@ -26,13 +26,17 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	env, err := devenv.Up(ctx, devenv.Options{Timeout: *timeout, KeepRunDir: *keep, Log: stderr})
+	comps, err := components()
+	if err != nil {
+		return err
+	}
+	env, err := devenv.Up(ctx, devenv.Options{Components: comps, Timeout: *timeout, KeepRunDir: *keep, Log: stderr})
 	if err != nil {
 		return err
 	}
 	defer env.Stop()
 	printReady(stdout, env)
-	return waitForExit(ctx, env)
+	return waitForExit(ctx, stderr, env)
 }
 
 // printReady tells a person how to use the cluster.
@@ -49,17 +53,21 @@ func printReady(w io.Writer, env *devenv.Env) {
 }
 
 // waitForExit blocks until Ctrl-C, or fails when a process of the control
-// plane dies, naming it and quoting its log.
-func waitForExit(ctx context.Context, env *devenv.Env) error {
+// plane dies, naming it and quoting its log. A berth component that dies
+// does not end it: the component is restarted with backoff (the death is
+// reported on stderr as it happens), so a person can watch the cluster
+// through an outage.
+func waitForExit(ctx context.Context, stderr io.Writer, env *devenv.Env) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			fmt.Fprintln(io.Discard)
+			printDeaths(stderr, env)
 			return nil
 		case <-tick.C:
 			if p := env.Cluster.Died(); p != nil {
+				printDeaths(stderr, env)
 				_, exitErr := p.Exited()
 				return fmt.Errorf("%s exited (%v); last lines of %s:\n%s", p.Name, exitErr, p.LogPath, p.Tail(20))
 			}

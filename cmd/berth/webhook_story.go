@@ -24,7 +24,7 @@ import (
 // completes a pod of the sample service, it refuses a service nothing can
 // serve, and it refuses a runtime whose priority conflicts.
 func webhookStory(ctx context.Context, w io.Writer, env *devenv.Env, say func(string, ...any)) {
-	if devenv.Started == nil {
+	if !runs(env, "berth-webhook") {
 		return
 	}
 	created, err := createSkeleton(ctx, env, "default", "llama-3-2-1b-instruct")

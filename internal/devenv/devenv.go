@@ -1,8 +1,3 @@
-// Package devenv composes the local environment the e2e suite, `berth up`
-// and `berth demo` share: binaries built if missing, the control plane
-// started, CRDs Established, the fake GPU fleet Ready, and then the berth
-// components registered as Components (the seam for the webhook and the
-// reconciler), before any deploy/ object is applied.
 package devenv
 
 import (
@@ -15,32 +10,23 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/berthdev/berth/deploy"
 	"github.com/berthdev/berth/internal/devenv/cluster"
 	"github.com/berthdev/berth/internal/devenv/fleet"
 	"github.com/berthdev/berth/internal/devenv/install"
+	"github.com/berthdev/berth/internal/devenv/kwok"
+	"github.com/berthdev/berth/internal/devenv/process"
 )
-
-// Component starts one berth component next to the cluster (for example:
-// build and run berth-webhook with env.Cluster.StartProcess, then
-// install.RegisterWebhooks). Components run in order after the CRDs and the
-// fleet are in place and before Up returns, so every object applied later
-// goes through them. Whatever a component starts through the cluster is
-// stopped with it.
-type Component struct {
-	Name  string
-	Start func(ctx context.Context, env *Env) error
-}
-
-var registered []Component
-
-// Register adds a component to every environment started afterwards. Call
-// it from an init function of the package that owns the component; the e2e
-// suite and the CLI import that package.
-func Register(c Component) { registered = append(registered, c) }
 
 // Options configure Up.
 type Options struct {
-	// Root of the berth checkout; empty: found from the working directory.
+	// Components run in order once the CRDs are Established and the fleet
+	// is Ready, and before Up returns (e.g. Webhook(bin), Reconciler(bin)).
+	// None: a bare cluster with berth's CRDs.
+	Components []Component
+	// Root of a berth checkout, where missing Kubernetes binaries are built
+	// with `make deps` (cluster.EnsureBinaries). Empty: the checkout
+	// around the working directory, if any; outside one nothing is built.
 	Root string
 	// Fleet to create; nil: the default fleet (internal/devenv/fleet/fleet.yaml).
 	Fleet *fleet.Fleet
@@ -50,6 +36,9 @@ type Options struct {
 	KeepRunDir bool
 	// Log receives progress lines. Default io.Discard.
 	Log io.Writer
+	// Events receives the deaths and restarts of components, for as long
+	// as the environment runs. Default: Log.
+	Events io.Writer
 	// Kubeconfig of a cluster started elsewhere (kind): Up attaches to it
 	// instead of starting a control plane, and runs only kwok here.
 	Kubeconfig string
@@ -59,18 +48,21 @@ type Options struct {
 
 // Env is a running local environment.
 type Env struct {
-	Root    string
-	Cluster *cluster.Cluster
-	Kube    kubernetes.Interface
-	Applier *install.Applier
-	Fleet   *fleet.Fleet
-	CRDs    []string
+	// Root is the berth checkout the environment was started from, ""
+	// when outside one (an installed berth).
+	Root     string
+	Binaries cluster.Binaries
+	Cluster  *cluster.Cluster
+	Kube     kubernetes.Interface
+	Applier  *install.Applier
+	Fleet    *fleet.Fleet
+	CRDs     []string
 	// CRDErr lists the CRDs the apiserver rejected or that never became
 	// Established. Up carries on without them so the rest still works; the
 	// e2e suite fails on it and the CLI prints it.
 	CRDErr error
 	// Components that were started, in order.
-	Components []string
+	Components []Component
 	// Timings of each step, including those of the cluster.
 	Timings []cluster.Timing
 }
@@ -78,93 +70,121 @@ type Env struct {
 // Up starts everything. On error all that was started is stopped, and the
 // error says which step failed and why.
 func Up(ctx context.Context, opts Options) (env *Env, err error) {
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
-	if opts.Timeout == 0 {
-		opts.Timeout = 90 * time.Second
-	}
-	if opts.Root == "" {
-		if opts.Root, err = cluster.RepoRoot("."); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Fleet == nil {
-		if opts.Fleet, err = fleet.Default(); err != nil {
-			return nil, err
-		}
+	if opts, err = opts.withDefaults(); err != nil {
+		return nil, err
 	}
 	env = &Env{Root: opts.Root, Fleet: opts.Fleet}
 	t := time.Now()
-	bins, err := cluster.EnsureBinaries(ctx, opts.Root, opts.Log)
-	if err != nil {
+	if env.Binaries, err = cluster.EnsureBinaries(ctx, opts.Root, opts.Log); err != nil {
 		return nil, err
 	}
 	env.Timings = append(env.Timings, cluster.Timing{Step: "binaries", Duration: time.Since(t)})
-
-	copts := cluster.Options{
-		Binaries:   bins,
-		StageDir:   filepath.Join(opts.Root, "internal", "devenv", "kwok", "stages"),
-		KeepRunDir: opts.KeepRunDir,
-		Timeout:    opts.Timeout,
-		Log:        opts.Log,
-		OnStop:     opts.OnStop,
-	}
-	var c *cluster.Cluster
-	if opts.Kubeconfig != "" {
-		c, err = cluster.Attach(ctx, opts.Kubeconfig, copts)
-	} else {
-		c, err = cluster.Start(ctx, copts)
-		// Free ports are chosen, released, then bound by the processes: on a
-		// machine running several suites another process can take one in
-		// between. That is worth one more try on new ports, not a failure.
-		if err != nil && strings.Contains(err.Error(), "address already in use") {
-			fmt.Fprintf(opts.Log, "berth: a port was taken before the control plane bound it; starting again on new ports\n")
-			c, err = cluster.Start(ctx, copts)
-		}
-	}
+	c, err := startCluster(ctx, opts, env.Binaries)
 	if err != nil {
 		return nil, fmt.Errorf("start the local control plane: %w", err)
 	}
 	env.Cluster = c
 	env.Timings = append(env.Timings, c.Timings...)
-	defer func() {
+	defer func() { // "return nil, err" clears env: stop through c
 		if err != nil {
 			c.Stop()
 		}
 	}()
-	if env.Kube, err = c.Clientset(); err != nil {
+	if err = env.install(ctx, opts); err != nil {
 		return nil, err
 	}
-	if env.Applier, err = install.NewApplier(c.RESTConfig()); err != nil {
-		return nil, err
+	for _, comp := range opts.Components {
+		t = time.Now()
+		if err = comp.Start(ctx, env); err != nil {
+			return nil, fmt.Errorf("start berth component %s: %w", comp.Name(), err)
+		}
+		env.Components = append(env.Components, comp)
+		env.step(opts.Log, comp.Name(), t)
 	}
+	return env, nil
+}
 
-	t = time.Now()
-	env.CRDs, env.CRDErr = env.Applier.InstallCRDs(ctx, filepath.Join(opts.Root, "deploy", "crds"), opts.Timeout)
+func (o Options) withDefaults() (Options, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Events == nil {
+		o.Events = o.Log
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 90 * time.Second
+	}
+	if o.Root == "" {
+		o.Root, _ = cluster.RepoRoot(".") // outside a checkout: stays empty
+	}
+	if o.Fleet == nil {
+		f, err := fleet.Default()
+		if err != nil {
+			return o, err
+		}
+		o.Fleet = f
+	}
+	for i, c := range o.Components {
+		if c == nil {
+			return o, fmt.Errorf("devenv.Options.Components[%d] is nil; pass a component such as devenv.Webhook(bin)", i)
+		}
+	}
+	return o, nil
+}
+
+// startCluster starts the control plane (or attaches to opts.Kubeconfig).
+func startCluster(ctx context.Context, opts Options, bins cluster.Binaries) (*cluster.Cluster, error) {
+	copts := cluster.Options{
+		Binaries:   bins,
+		Stages:     kwok.Stages(),
+		KeepRunDir: opts.KeepRunDir,
+		Timeout:    opts.Timeout,
+		Log:        opts.Log,
+		Events:     opts.Events,
+		OnStop:     opts.OnStop,
+	}
+	if opts.Kubeconfig != "" {
+		return cluster.Attach(ctx, opts.Kubeconfig, copts)
+	}
+	c, err := cluster.Start(ctx, copts)
+	// Free ports are chosen, released, then bound by the processes: on a
+	// machine running several suites another process can take one in
+	// between. That is worth one more try on new ports, not a failure.
+	if err != nil && strings.Contains(err.Error(), "address already in use") {
+		fmt.Fprintf(opts.Log, "berth: a port was taken before the control plane bound it; starting again on new ports\n")
+		c, err = cluster.Start(ctx, copts)
+	}
+	return c, err
+}
+
+// install makes the clients, installs the CRDs and creates the fleet.
+func (env *Env) install(ctx context.Context, opts Options) (err error) {
+	if env.Kube, err = env.Cluster.Clientset(); err != nil {
+		return err
+	}
+	if env.Applier, err = install.NewApplier(env.Cluster.RESTConfig()); err != nil {
+		return err
+	}
+	t := time.Now()
+	crds, err := Manifests("crds")
+	if err != nil {
+		return err
+	}
+	env.CRDs, env.CRDErr = env.Applier.InstallCRDs(ctx, crds, opts.Timeout)
 	if env.CRDErr != nil {
 		fmt.Fprintf(opts.Log, "berth: WARNING: some CRDs are not installed:\n%v\n", env.CRDErr)
 	}
 	if len(env.CRDs) == 0 {
-		return nil, fmt.Errorf("install CRDs: none installed: %w", env.CRDErr)
+		return fmt.Errorf("install CRDs: none installed: %w", env.CRDErr)
 	}
 	env.step(opts.Log, "CRDs Established", t)
 
 	t = time.Now()
 	if _, err = fleet.Apply(ctx, env.Kube, opts.Fleet, opts.Timeout); err != nil {
-		return nil, fmt.Errorf("create the fake GPU fleet: %w", err)
+		return fmt.Errorf("create the fake GPU fleet: %w", err)
 	}
 	env.step(opts.Log, "fleet Ready", t)
-
-	for _, comp := range registered {
-		t = time.Now()
-		if err = comp.Start(ctx, env); err != nil {
-			return nil, fmt.Errorf("start berth component %s: %w", comp.Name, err)
-		}
-		env.Components = append(env.Components, comp.Name)
-		env.step(opts.Log, comp.Name, t)
-	}
-	return env, nil
+	return nil
 }
 
 func (env *Env) step(log io.Writer, name string, since time.Time) {
@@ -173,14 +193,35 @@ func (env *Env) step(log io.Writer, name string, since time.Time) {
 	fmt.Fprintf(log, "berth: %-24s ready in %s\n", name, d.Round(10*time.Millisecond))
 }
 
-// Stop tears everything down.
+// Stop tears everything down: components first, then the control plane.
 func (env *Env) Stop() {
 	if env != nil && env.Cluster != nil {
 		env.Cluster.Stop()
 	}
 }
 
-// Path joins elements onto the repository root.
+// ComponentNames lists the started components, in start order.
+func (env *Env) ComponentNames() []string {
+	names := make([]string, len(env.Components))
+	for i, c := range env.Components {
+		names[i] = c.Name()
+	}
+	return names
+}
+
+// Deaths lists every death of a component since the start, oldest first
+// (each was also reported on Options.Events and followed by a restart).
+func (env *Env) Deaths() []process.Death { return env.Cluster.Deaths() }
+
+// Path joins elements onto Root, the checkout (for tests, which run in
+// one; the product reads deploy/ through Manifests).
 func (env *Env) Path(elem ...string) string {
 	return filepath.Join(append([]string{env.Root}, elem...)...)
+}
+
+// Manifests reads the objects of a file or folder of deploy/ compiled into
+// the binary (deploy.FS): "crds", "runtimes", "accelerators", "samples",
+// "base/webhooks.yaml". Sources read "deploy/<file>".
+func Manifests(name string) ([]install.Object, error) {
+	return install.ReadObjectsFS(deploy.FS, name, "deploy")
 }

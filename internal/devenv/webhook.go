@@ -1,16 +1,9 @@
-// berthwebhook plugs the berth webhook into the local environment:
-// importing it registers a harness Component that builds cmd/berth-webhook,
-// runs it as a process next to the control plane with a self-signed
-// certificate for 127.0.0.1, and registers deploy/base/webhooks.yaml with
-// the apiserver pointing at it. The e2e suite and `berth demo` import it.
 package devenv
 
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"os"
-	"os/exec"
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,12 +15,25 @@ import (
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/certs"
 	"github.com/berthdev/berth/internal/devenv/cluster"
 	"github.com/berthdev/berth/internal/devenv/install"
+	"github.com/berthdev/berth/internal/devenv/process"
 )
 
-// Webhook is what a started webhook exposes to tests.
-type Webhook struct {
+// WebhookComponent runs berth-webhook (cmd/berth-webhook) as a supervised
+// process on 127.0.0.1 with a certificate for 127.0.0.1, registers the
+// configurations of deploy/base/webhooks.yaml pointing at it, and returns
+// once the apiserver calls it.
+//
+// The certificate is made here and written to CertDir before the process
+// starts (the process only watches the files), so a restarted webhook
+// serves a certificate of the CA the registered caBundle trusts.
+type WebhookComponent struct {
+	// Bin is the berth-webhook executable (FindComponent("berth-webhook")).
+	Bin string
+
+	// Set by Start.
 	// CertDir holds ca.crt, tls.crt and tls.key; the process reloads the
 	// pair when the files change (the rotation test rewrites them).
 	CertDir    string
@@ -35,79 +41,57 @@ type Webhook struct {
 	ProbeURL   string // http://127.0.0.1:<port>
 	Mutating   []admissionregistrationv1.MutatingWebhookConfiguration
 	Validating []admissionregistrationv1.ValidatingWebhookConfiguration
-	Process    *cluster.Process
+	// Process is the supervised process: Kill, Restarts, Deaths, LogPath.
+	Process *process.Supervised
 }
 
-// Started is the webhook of the last environment started in this process.
-var Started *Webhook
+// Webhook returns the webhook component for the berth-webhook at bin.
+func Webhook(bin string) *WebhookComponent { return &WebhookComponent{Bin: bin} }
 
-func init() {
-	Register(Component{Name: "berth-webhook", Start: start})
-}
+// Name implements Component.
+func (w *WebhookComponent) Name() string { return "berth-webhook" }
 
-func start(ctx context.Context, env *Env) error {
-	bin := filepath.Join(env.Root, "bin", "berth-webhook")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/berth-webhook")
-	build.Dir = env.Root
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build cmd/berth-webhook: %v\n%s", err, out)
-	}
+// Start implements Component.
+func (w *WebhookComponent) Start(ctx context.Context, env *Env) error {
 	ports, err := cluster.FreePorts(2)
 	if err != nil {
 		return err
 	}
-	w := &Webhook{
-		CertDir:  filepath.Join(env.Cluster.RunDir, "berth-webhook-certs"),
-		BaseURL:  "https://127.0.0.1:" + strconv.Itoa(ports[0]),
-		ProbeURL: "http://127.0.0.1:" + strconv.Itoa(ports[1]),
+	w.BaseURL = "https://127.0.0.1:" + strconv.Itoa(ports[0])
+	w.CertDir = filepath.Join(env.Cluster.RunDir, "berth-webhook-certs")
+	bundle, err := certs.Generate(nil, []net.IP{net.ParseIP("127.0.0.1")}, 365*24*time.Hour, time.Now())
+	if err != nil {
+		return fmt.Errorf("webhook certificate: %w", err)
 	}
-	args := []string{
-		"--kubeconfig", env.Cluster.KubeconfigPath,
+	if err := bundle.WriteFiles(w.CertDir); err != nil {
+		return err
+	}
+	proc := &ProcessComponent{name: w.Name(), Bin: w.Bin, ProbePort: ports[1], Args: []string{
 		"--cert-dir", w.CertDir,
-		"--self-signed", "--dns-names=", "--ip-addresses=127.0.0.1",
-		// The configurations are registered below, once the CA exists.
-		"--mutating-config=", "--validating-config=",
+		// The certificate is in CertDir already; the configurations are
+		// registered below, so the process injects no caBundle itself.
+		"--self-signed=false", "--mutating-config=", "--validating-config=",
 		"--listen", "127.0.0.1:" + strconv.Itoa(ports[0]),
-		"--probe-listen", "127.0.0.1:" + strconv.Itoa(ports[1]),
 		"--log-level", "debug",
 		// Rotation tests rewrite the files a few seconds apart; poll faster
 		// than the production default so every rewrite is seen.
 		"--cert-check-interval", "1s",
-	}
-	client := &http.Client{Timeout: 2 * time.Second}
-	ready := func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.ProbeURL+"/readyz", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/readyz answered %s", resp.Status)
-		}
-		return nil
-	}
-	if w.Process, err = env.Cluster.StartProcess(ctx, "berth-webhook", bin, args, ready); err != nil {
+	}}
+	if err := proc.Start(ctx, env); err != nil {
 		return err
 	}
-	ca, err := os.ReadFile(filepath.Join(w.CertDir, "ca.crt"))
-	if err != nil {
-		return fmt.Errorf("the webhook wrote no CA: %w", err)
-	}
-	objs, err := install.ReadObjects(filepath.Join(env.Root, "deploy", "base", "webhooks.yaml"))
+	w.ProbeURL, w.Process = proc.ProbeURL, proc.Process
+	objs, err := Manifests("base/webhooks.yaml")
 	if err != nil {
 		return err
 	}
 	if w.Mutating, w.Validating, err = install.WebhookConfigurations(objs); err != nil {
 		return err
 	}
-	if err := install.RegisterWebhooks(ctx, env.Kube, install.WebhookEndpoint{BaseURL: w.BaseURL, CABundle: ca}, w.Mutating, w.Validating); err != nil {
+	endpoint := install.WebhookEndpoint{BaseURL: w.BaseURL, CABundle: bundle.CACert}
+	if err := install.RegisterWebhooks(ctx, env.Kube, endpoint, w.Mutating, w.Validating); err != nil {
 		return err
 	}
-	Started = w
 	return waitCalled(ctx, env)
 }
 

@@ -48,11 +48,11 @@ type sim struct {
 	// hurt groups were broken from outside; the budget check allows them.
 	hurt map[int32]bool
 	// records
-	rolled     []int32             // groups the roll deleted, in order
-	deletedBy  map[int32][]string  // reasons of deletes per group
-	recoveries map[int32][]int     // ticks of recoveries per group
-	stamps     map[int32][]int32   // RecreateCount of created pods per group
-	maxUnavail int32               // most desired groups seen unavailable
+	rolled     []int32            // groups the roll deleted, in order
+	deletedBy  map[int32][]string // reasons of deletes per group
+	recoveries map[int32][]int    // ticks of recoveries per group
+	stamps     map[int32][]int32  // RecreateCount of created pods per group
+	maxUnavail int32              // most desired groups seen unavailable
 	events     []Event
 	steps      int
 }

@@ -8,11 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
 // Versions of the control plane. They must match the Makefile's K8S_VERSION
-// and KWOK_VERSION: the Makefile builds into these folders and the harness
+// and KWOK_VERSION: the Makefile builds into these folders and Locate
 // looks there.
 const (
 	KubernetesVersion = "v1.34.4"
@@ -25,7 +26,8 @@ type Binaries struct {
 }
 
 // DefaultBinaries are the ones `make deps` builds under root/bin, and etcd
-// from PATH (Debian's etcd-server).
+// from PATH (Debian's etcd-server), whether they exist or not. Most callers
+// want FindBinaries or EnsureBinaries.
 func DefaultBinaries(root string) Binaries {
 	k8s := filepath.Join(root, "bin", "k8s-"+KubernetesVersion)
 	etcd, err := exec.LookPath("etcd")
@@ -68,27 +70,114 @@ func isExecutable(path string) bool {
 	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
 }
 
-// EnsureBinaries builds or installs whatever is missing by running
-// `make deps` in root, the same recipe CI and `make demo` use, so there is
-// one build path. The first build takes minutes (kube-apiserver alone is
-// about 9 minutes cold on 2 cores); later calls find everything and return
-// at once.
-func EnsureBinaries(ctx context.Context, root string, out io.Writer) (Binaries, error) {
-	b := DefaultBinaries(root)
-	missing := b.Missing()
+// KubeBinDirEnv names a folder holding the control plane's binaries,
+// searched first: either the layout `make deps` writes (k8s-v1.34.4/,
+// kwok-v0.8.0/) or the binaries themselves.
+const KubeBinDirEnv = "BERTH_KUBE_BIN_DIR"
+
+// SearchDirs lists the folders searched for the binaries, in order:
+// $BERTH_KUBE_BIN_DIR (envDir), the checkout's bin/ when running inside
+// one (root), and the folder of the running executable (exeDir, so an
+// installed bin/berth finds bin/k8s-v1.34.4 next to it). $PATH comes
+// after them. Empty and repeated entries are dropped.
+func SearchDirs(envDir, root, exeDir string) []string {
+	var dirs []string
+	for _, d := range []string{envDir, joinIf(root, "bin"), exeDir} {
+		if d != "" && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+func joinIf(root, elem string) string {
+	if root == "" {
+		return ""
+	}
+	return filepath.Join(root, elem)
+}
+
+// Locate finds each binary in dirs — in the versioned folder `make deps`
+// writes (<dir>/k8s-v1.34.4/kube-apiserver, <dir>/kwok-v0.8.0/kwok), then
+// directly in <dir> — and then in $PATH (lookPath). It returns the
+// binaries found and the names of those that are not; a missing one keeps
+// its bare name as path. isExec and lookPath are the file system, passed
+// in so the order is tested without one.
+func Locate(dirs []string, isExec func(string) bool, lookPath func(string) (string, error)) (Binaries, []string) {
+	var missing []string
+	find := func(name, versioned string) string {
+		for _, d := range dirs {
+			for _, p := range []string{filepath.Join(d, versioned, name), filepath.Join(d, name)} {
+				if isExec(p) {
+					return p
+				}
+			}
+		}
+		if p, err := lookPath(name); err == nil {
+			return p
+		}
+		missing = append(missing, name)
+		return name
+	}
+	k8s, kwok := "k8s-"+KubernetesVersion, "kwok-"+KwokVersion
+	b := Binaries{
+		Etcd:              find("etcd", ""),
+		APIServer:         find("kube-apiserver", k8s),
+		ControllerManager: find("kube-controller-manager", k8s),
+		Scheduler:         find("kube-scheduler", k8s),
+		Kubectl:           find("kubectl", k8s),
+		Kwok:              find("kwok", kwok),
+	}
+	return b, missing
+}
+
+// FindBinaries locates the binaries the way Locate says, from the
+// environment: $BERTH_KUBE_BIN_DIR, root (a checkout, or "" outside one),
+// the running executable's folder and $PATH. The error names what is
+// missing, where it looked and how to get it.
+func FindBinaries(root string) (Binaries, error) {
+	dirs := SearchDirs(os.Getenv(KubeBinDirEnv), root, executableDir())
+	b, missing := Locate(dirs, isExecutable, exec.LookPath)
 	if len(missing) == 0 {
 		return b, nil
 	}
-	fmt.Fprintf(out, "berth: building the local control plane (missing: %s); the first build takes several minutes\n",
-		strings.Join(missing, ", "))
+	return b, fmt.Errorf("the local control plane needs %s (Kubernetes %s, kwok %s, etcd), not found in %s or $PATH; "+
+		"build them with `make deps` in a berth checkout and run from there, or set %s to its bin/ folder",
+		strings.Join(missing, ", "), KubernetesVersion, KwokVersion, strings.Join(dirs, ", "), KubeBinDirEnv)
+}
+
+// executableDir is the folder of the running executable, "" if unknown.
+func executableDir() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
+	}
+	return filepath.Dir(exe)
+}
+
+// EnsureBinaries finds the binaries (FindBinaries) and, inside a checkout
+// (root not empty), builds or installs whatever is missing by running
+// `make deps` there, the same recipe CI and `make demo` use, so there is
+// one build path. The first build takes minutes (kube-apiserver alone is
+// about 9 minutes cold on 2 cores); later calls find everything and return
+// at once. Outside a checkout nothing is built: the error says what to do.
+func EnsureBinaries(ctx context.Context, root string, out io.Writer) (Binaries, error) {
+	b, err := FindBinaries(root)
+	if err == nil || root == "" {
+		return b, err
+	}
+	fmt.Fprintf(out, "berth: building the local control plane (%v); the first build takes several minutes\n", err)
 	cmd := exec.CommandContext(ctx, "make", "-C", root, "deps")
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
 		return b, fmt.Errorf("`make -C %s deps` failed (%w); run it by hand to see why", root, err)
 	}
-	b = DefaultBinaries(root) // etcd may have just been installed into PATH
-	if missing := b.Missing(); len(missing) > 0 {
-		return b, fmt.Errorf("still missing after `make deps`: %s", strings.Join(missing, ", "))
+	b, err = FindBinaries(root) // etcd may have just been installed into PATH
+	if err != nil {
+		return b, fmt.Errorf("after `make deps`: %w", err)
 	}
 	return b, nil
 }

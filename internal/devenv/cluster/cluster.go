@@ -11,11 +11,13 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +28,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/berthdev/berth/internal/devenv/process"
 )
 
 // WatchListEnv turns off client-go's streaming watch-list. Debian's etcd
@@ -40,9 +44,11 @@ const ServiceCIDR = "10.0.0.0/24"
 type Options struct {
 	// Binaries to run; see DefaultBinaries and EnsureBinaries.
 	Binaries Binaries
-	// StageDir holds kwok Stage configurations (*.yaml); kwok does nothing
-	// without them. Empty: no kwok (pods are scheduled but never run).
-	StageDir string
+	// Stages holds kwok Stage configurations (*.yaml at its root, see
+	// package kwok); they are written into the run folder for kwok, which
+	// does nothing without them. Nil: no kwok (pods are scheduled but
+	// never run).
+	Stages fs.FS
 	// RunDir receives certificates, kubeconfigs, data and logs. Empty: a new
 	// temporary folder, removed by Stop.
 	RunDir string
@@ -53,9 +59,25 @@ type Options struct {
 	Timeout time.Duration
 	// Log receives one line per step. Default: io.Discard.
 	Log io.Writer
+	// Events receives the deaths and restarts of supervised processes
+	// (berth's components), also after start-up. Default: Log.
+	Events io.Writer
 	// OnStop runs last in Stop: Attach uses it to delete the cluster it
 	// was given (kind). Its error is printed to Log.
 	OnStop func() error
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout == 0 {
+		o.Timeout = 90 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Events == nil {
+		o.Events = o.Log
+	}
+	return o
 }
 
 // Cluster is a running local control plane.
@@ -71,13 +93,14 @@ type Cluster struct {
 	// Timings records how long each step took to become ready, in start order.
 	Timings []Timing
 
-	opts      Options
-	pki       *pki
-	attached  *rest.Config // set by Attach: a cluster this package did not start
-	mu        sync.Mutex
-	processes []*Process
-	stopOnce  sync.Once
-	ownRunDir bool
+	opts       Options
+	pki        *pki
+	attached   *rest.Config // set by Attach: a cluster this package did not start
+	mu         sync.Mutex
+	processes  []*process.Process
+	supervised []*process.Supervised
+	stopOnce   sync.Once
+	ownRunDir  bool
 }
 
 // Timing is the time one step of Start took.
@@ -92,12 +115,7 @@ type Timing struct {
 // process that failed, with the tail of its log.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	os.Setenv(WatchListEnv, "false") // for this process's clients too
-	if opts.Timeout == 0 {
-		opts.Timeout = 90 * time.Second
-	}
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
+	opts = opts.withDefaults()
 	if missing := opts.Binaries.Missing(); len(missing) > 0 {
 		return nil, fmt.Errorf("cannot start the local control plane, missing binaries: %s; run `make deps`",
 			strings.Join(missing, ", "))
@@ -142,7 +160,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, err
 	}
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
-	if err := etcd.WaitReady(ctx, opts.Timeout, httpReady(http.DefaultClient, etcdURL+"/health", "")); err != nil {
+	if err := etcd.WaitReady(ctx, opts.Timeout, process.HTTPReady(http.DefaultClient, etcdURL+"/health", "")); err != nil {
 		return nil, err
 	}
 	step("etcd", t)
@@ -156,7 +174,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(c.CAPEM)
 	apiClient := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	if err := api.WaitReady(ctx, opts.Timeout, httpReady(apiClient, c.APIServerURL+"/readyz", c.pki.AdminToken)); err != nil {
+	if err := api.WaitReady(ctx, opts.Timeout, process.HTTPReady(apiClient, c.APIServerURL+"/readyz", c.pki.AdminToken)); err != nil {
 		return nil, err
 	}
 	step("kube-apiserver", t)
@@ -187,26 +205,18 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := sched.WaitReady(ctx, opts.Timeout, httpReady(probe, "https://127.0.0.1:"+strconv.Itoa(schedPort)+"/healthz", "")); err != nil {
+	if err := sched.WaitReady(ctx, opts.Timeout, process.HTTPReady(probe, "https://127.0.0.1:"+strconv.Itoa(schedPort)+"/healthz", "")); err != nil {
 		return nil, err
 	}
 	step("kube-scheduler", t)
-	if err := cm.WaitReady(ctx, opts.Timeout, httpReady(probe, "https://127.0.0.1:"+strconv.Itoa(cmPort)+"/healthz", "")); err != nil {
+	if err := cm.WaitReady(ctx, opts.Timeout, process.HTTPReady(probe, "https://127.0.0.1:"+strconv.Itoa(cmPort)+"/healthz", "")); err != nil {
 		return nil, err
 	}
 	step("kube-controller-manager", t)
 
-	if opts.StageDir != "" {
+	if opts.Stages != nil {
 		t = time.Now()
-		stages, err := filepath.Glob(filepath.Join(opts.StageDir, "*.yaml"))
-		if err != nil || len(stages) == 0 {
-			return nil, fmt.Errorf("no kwok Stage files (*.yaml) in %s: kwok fakes nothing without them", opts.StageDir)
-		}
-		kwok, err := c.start("kwok", opts.Binaries.Kwok, kwokArgs(c.KubeconfigPath, stages, kwokPort))
-		if err != nil {
-			return nil, err
-		}
-		if err := kwok.WaitReady(ctx, opts.Timeout, httpReady(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(kwokPort)+"/healthz", "")); err != nil {
+		if err := c.startKwok(ctx, c.KubeconfigPath, kwokPort); err != nil {
 			return nil, err
 		}
 		step("kwok", t)
@@ -220,12 +230,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 // the fake fleet and the suite work the same way.
 func Attach(ctx context.Context, kubeconfigPath string, opts Options) (c *Cluster, err error) {
 	os.Setenv(WatchListEnv, "false")
-	if opts.Timeout == 0 {
-		opts.Timeout = 90 * time.Second
-	}
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
+	opts = opts.withDefaults()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
 	if err != nil {
 		return nil, fmt.Errorf("read kubeconfig %s: %w", kubeconfigPath, err)
@@ -243,21 +248,13 @@ func Attach(ctx context.Context, kubeconfigPath string, opts Options) (c *Cluste
 			attached.Stop()
 		}
 	}()
-	if opts.StageDir != "" {
+	if opts.Stages != nil {
 		t := time.Now()
-		stages, err := filepath.Glob(filepath.Join(opts.StageDir, "*.yaml"))
-		if err != nil || len(stages) == 0 {
-			return nil, fmt.Errorf("no kwok Stage files (*.yaml) in %s: kwok fakes nothing without them", opts.StageDir)
-		}
 		ports, err := FreePorts(1)
 		if err != nil {
 			return nil, err
 		}
-		kwok, err := c.start("kwok", opts.Binaries.Kwok, kwokArgs(kubeconfigPath, stages, ports[0]))
-		if err != nil {
-			return nil, err
-		}
-		if err := kwok.WaitReady(ctx, opts.Timeout, httpReady(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(ports[0])+"/healthz", "")); err != nil {
+		if err := c.startKwok(ctx, kubeconfigPath, ports[0]); err != nil {
 			return nil, err
 		}
 		c.Timings = append(c.Timings, Timing{"kwok", time.Since(t)})
@@ -265,25 +262,71 @@ func Attach(ctx context.Context, kubeconfigPath string, opts Options) (c *Cluste
 	return c, nil
 }
 
-// StartProcess runs an extra process next to the control plane (a berth
-// webhook or reconciler, say) with the same environment, log folder and
-// teardown, and waits until ready answers nil. This is the seam for
-// components that must run before API objects are applied.
-func (c *Cluster) StartProcess(ctx context.Context, name, bin string, args []string, ready ReadyFunc) (*Process, error) {
-	p, err := c.start(name, bin, args)
+// startKwok writes the Stage files into the run folder and runs kwok
+// against kubeconfig until its /healthz answers.
+func (c *Cluster) startKwok(ctx context.Context, kubeconfig string, port int) error {
+	stages, err := writeStages(c.opts.Stages, filepath.Join(c.RunDir, "kwok-stages"))
+	if err != nil {
+		return err
+	}
+	kwok, err := c.start("kwok", c.opts.Binaries.Kwok, kwokArgs(kubeconfig, stages, port))
+	if err != nil {
+		return err
+	}
+	return kwok.WaitReady(ctx, c.opts.Timeout, process.HTTPReady(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(port)+"/healthz", ""))
+}
+
+// writeStages copies every *.yaml at the root of stages into dir and
+// returns the written paths, sorted.
+func writeStages(stages fs.FS, dir string) ([]string, error) {
+	names, err := fs.Glob(stages, "*.yaml")
+	if err != nil || len(names) == 0 {
+		return nil, fmt.Errorf("no kwok Stage files (*.yaml) given (%v): kwok fakes nothing without them", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("kwok Stage files: %w", err)
+	}
+	var paths []string
+	for _, n := range names {
+		data, err := fs.ReadFile(stages, n)
+		if err != nil {
+			return nil, fmt.Errorf("kwok Stage file %s: %w", n, err)
+		}
+		path := filepath.Join(dir, n)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return nil, fmt.Errorf("kwok Stage file: %w", err)
+		}
+		paths = append(paths, path)
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
+// Supervise runs a berth component next to the control plane: with the
+// cluster's environment, its log in the run folder (<name>.log), restarted
+// with backoff when it dies (reported on Options.Events), and stopped with
+// the cluster. It returns once ready answers nil (nil: once started).
+func (c *Cluster) Supervise(ctx context.Context, name, bin string, args []string, ready process.ReadyFunc) (*process.Supervised, error) {
+	s, err := process.Supervise(ctx, process.SupervisedSpec{
+		Spec: process.Spec{Name: name, Bin: bin, Args: args, Env: []string{WatchListEnv + "=false"},
+			LogPath: filepath.Join(c.RunDir, name+".log")},
+		Ready:        ready,
+		ReadyTimeout: c.opts.Timeout,
+		Log:          c.opts.Events,
+	})
 	if err != nil {
 		return nil, err
 	}
-	if ready != nil {
-		if err := p.WaitReady(ctx, c.opts.Timeout, ready); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
+	c.mu.Lock()
+	c.supervised = append(c.supervised, s)
+	c.mu.Unlock()
+	fmt.Fprintf(c.opts.Log, "berth: started %-22s pid %d, log %s (restarted if it dies)\n", name, s.Process().PID(), s.LogPath)
+	return s, nil
 }
 
-func (c *Cluster) start(name, bin string, args []string) (*Process, error) {
-	p, err := startProcess(name, c.RunDir, bin, args, []string{WatchListEnv + "=false"})
+func (c *Cluster) start(name, bin string, args []string) (*process.Process, error) {
+	p, err := process.Start(process.Spec{Name: name, Bin: bin, Args: args, Env: []string{WatchListEnv + "=false"},
+		LogPath: filepath.Join(c.RunDir, name+".log")})
 	if err != nil {
 		return nil, err
 	}
@@ -294,15 +337,25 @@ func (c *Cluster) start(name, bin string, args []string) (*Process, error) {
 	return p, nil
 }
 
-// Processes returns the running processes in start order.
-func (c *Cluster) Processes() []*Process {
+// Processes returns the processes of the control plane (not the
+// supervised components) in start order.
+func (c *Cluster) Processes() []*process.Process {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]*Process(nil), c.processes...)
+	return append([]*process.Process(nil), c.processes...)
 }
 
-// Died returns the first process that exited while the cluster runs, or nil.
-func (c *Cluster) Died() *Process {
+// Supervised returns the supervised components in start order.
+func (c *Cluster) Supervised() []*process.Supervised {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*process.Supervised(nil), c.supervised...)
+}
+
+// Died returns the first process of the control plane that exited while
+// the cluster runs, or nil. Supervised components are restarted instead:
+// see Deaths.
+func (c *Cluster) Died() *process.Process {
 	for _, p := range c.Processes() {
 		if exited, _ := p.Exited(); exited {
 			return p
@@ -311,11 +364,25 @@ func (c *Cluster) Died() *Process {
 	return nil
 }
 
-// Stop ends every process in reverse start order (SIGTERM, then SIGKILL
-// after 10s) and removes the run folder unless it was given or kept. It is
+// Deaths lists the deaths of every supervised component, oldest first.
+func (c *Cluster) Deaths() []process.Death {
+	var all []process.Death
+	for _, s := range c.Supervised() {
+		all = append(all, s.Deaths()...)
+	}
+	slices.SortStableFunc(all, func(a, b process.Death) int { return a.At.Compare(b.At) })
+	return all
+}
+
+// Stop ends the supervised components, then every process in reverse start
+// order (SIGTERM, then SIGKILL after 10s), and removes the run folder unless it was given or kept. It is
 // safe to call more than once.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
+		sup := c.Supervised()
+		for i := len(sup) - 1; i >= 0; i-- {
+			sup[i].Stop()
+		}
 		procs := c.Processes()
 		for i := len(procs) - 1; i >= 0; i-- {
 			procs[i].Stop(10 * time.Second)
@@ -402,35 +469,4 @@ func FreePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
-}
-
-// httpReady answers nil when url returns 200.
-func httpReady(client *http.Client, url, token string) ReadyFunc {
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(lastLines(string(body), 5)))
-		}
-		return nil
-	}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

@@ -2,38 +2,18 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/clientcmd"
 )
-
-func TestTailLines(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		n    int
-		want string
-	}{
-		{"fewer lines than asked", "a\nb\n", 5, "a\nb"},
-		{"keeps the last n", "1\n2\n3\n4\n", 2, "3\n4"},
-		{"skips blank lines", "a\n\n  \nb\n\n", 2, "a\nb"},
-		{"empty", "", 3, ""},
-		{"no trailing newline", "x\ny", 1, "y"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, tailLines([]byte(tc.in), tc.n))
-		})
-	}
-}
 
 func TestFreePortsAreDistinctLoopbackPorts(t *testing.T) {
 	ports, err := FreePorts(8)
@@ -118,66 +98,6 @@ func TestRepoRoot(t *testing.T) {
 	assert.Contains(t, err.Error(), "not inside the berth repository")
 }
 
-func TestWaitReadyNamesTheDeadProcessAndQuotesItsLog(t *testing.T) {
-	p, err := startProcess("fake-apiserver", t.TempDir(), "/bin/sh", []string{"-c", "echo starting; echo 'E0101 bind: address already in use' >&2; exit 3"}, nil)
-	require.NoError(t, err)
-	err = p.WaitReady(context.Background(), 10*time.Second, func(context.Context) error { return assert.AnError })
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "fake-apiserver exited (exit status 3) before it became ready")
-	assert.Contains(t, err.Error(), "address already in use")
-	assert.Contains(t, err.Error(), p.LogPath)
-}
-
-func TestWaitReadyTimesOutWithTheLastCheck(t *testing.T) {
-	p, err := startProcess("slow", t.TempDir(), "/bin/sh", []string{"-c", "echo waiting for etcd; sleep 30"}, nil)
-	require.NoError(t, err)
-	defer p.Stop(time.Second)
-	err = p.WaitReady(context.Background(), 300*time.Millisecond, func(context.Context) error {
-		return assert.AnError
-	})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "slow not ready after 300ms")
-	assert.Contains(t, err.Error(), assert.AnError.Error())
-	assert.Contains(t, err.Error(), "waiting for etcd")
-}
-
-func TestWaitReadySucceeds(t *testing.T) {
-	p, err := startProcess("ok", t.TempDir(), "/bin/sh", []string{"-c", "sleep 30"}, nil)
-	require.NoError(t, err)
-	defer p.Stop(time.Second)
-	calls := 0
-	require.NoError(t, p.WaitReady(context.Background(), 5*time.Second, func(context.Context) error {
-		if calls++; calls < 3 {
-			return assert.AnError
-		}
-		return nil
-	}))
-	assert.Equal(t, 3, calls)
-}
-
-// Stop ends the whole process group: a child the process forked does not
-// survive it.
-func TestStopKillsTheProcessGroup(t *testing.T) {
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "child.pid")
-	// The shell ignores TERM, so Stop must escalate to KILL; its child
-	// (sleep) must die with it.
-	p, err := startProcess("stubborn", dir, "/bin/sh", []string{"-c", "trap '' TERM; sleep 60 & echo $! > " + pidFile + "; wait"}, nil)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { _, err := os.Stat(pidFile); return err == nil }, 5*time.Second, 20*time.Millisecond)
-	data, err := os.ReadFile(pidFile)
-	require.NoError(t, err)
-	var child int
-	_, err = fmt.Sscan(strings.TrimSpace(string(data)), &child)
-	require.NoError(t, err)
-
-	p.Stop(200 * time.Millisecond)
-	exited, _ := p.Exited()
-	assert.True(t, exited)
-	assert.Eventually(t, func() bool { return syscall.Kill(child, 0) != nil }, 5*time.Second, 20*time.Millisecond,
-		"child %d of the stopped process is still alive", child)
-}
-
 // A process that dies during Start fails it with the process's name and
 // log, and leaves no run folder behind (this once panicked on the nil
 // named result in the cleanup).
@@ -205,4 +125,98 @@ func TestStartRefusesMissingBinaries(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "missing binaries: etcd (/nonexistent/etcd)")
 	assert.Contains(t, err.Error(), "run `make deps`")
+}
+
+func TestSearchDirs(t *testing.T) {
+	tests := []struct {
+		name                 string
+		envDir, root, exeDir string
+		want                 []string
+	}{
+		{"checkout, no env", "", "/src/berth", "/src/berth/bin", []string{"/src/berth/bin"}},
+		{"env first", "/opt/k8s", "/src/berth", "/tmp/go-build1/exe", []string{"/opt/k8s", "/src/berth/bin", "/tmp/go-build1/exe"}},
+		{"installed, outside a checkout", "", "", "/usr/local/bin", []string{"/usr/local/bin"}},
+		{"nothing known", "", "", "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, SearchDirs(tc.envDir, tc.root, tc.exeDir))
+		})
+	}
+}
+
+func TestLocate(t *testing.T) {
+	noPath := func(string) (string, error) { return "", os.ErrNotExist }
+	tests := []struct {
+		name        string
+		files       []string
+		path        map[string]string
+		wantAPI     string
+		wantKwok    string
+		wantMissing []string
+	}{
+		{
+			name:        "the make deps layout in the first folder wins",
+			files:       []string{"/a/k8s-v1.34.4/kube-apiserver", "/a/kube-apiserver", "/b/k8s-v1.34.4/kube-apiserver", "/a/kwok-v0.8.0/kwok"},
+			path:        map[string]string{"etcd": "/usr/bin/etcd"},
+			wantAPI:     "/a/k8s-v1.34.4/kube-apiserver",
+			wantKwok:    "/a/kwok-v0.8.0/kwok",
+			wantMissing: []string{"kube-controller-manager", "kube-scheduler", "kubectl"},
+		},
+		{
+			name:     "a flat folder, then a later folder",
+			files:    []string{"/a/kube-apiserver", "/b/kwok"},
+			path:     map[string]string{"etcd": "/usr/bin/etcd", "kube-controller-manager": "/usr/bin/kube-controller-manager", "kube-scheduler": "/usr/bin/kube-scheduler", "kubectl": "/usr/bin/kubectl"},
+			wantAPI:  "/a/kube-apiserver",
+			wantKwok: "/b/kwok",
+		},
+		{
+			name:        "PATH last",
+			path:        map[string]string{"kube-apiserver": "/usr/local/bin/kube-apiserver"},
+			wantAPI:     "/usr/local/bin/kube-apiserver",
+			wantKwok:    "kwok",
+			wantMissing: []string{"etcd", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			isExec := func(p string) bool { return slices.Contains(tc.files, p) }
+			lookPath := noPath
+			if tc.path != nil {
+				lookPath = func(n string) (string, error) {
+					if p, ok := tc.path[n]; ok {
+						return p, nil
+					}
+					return "", os.ErrNotExist
+				}
+			}
+			b, missing := Locate([]string{"/a", "/b"}, isExec, lookPath)
+			assert.Equal(t, tc.wantAPI, b.APIServer)
+			assert.Equal(t, tc.wantKwok, b.Kwok)
+			assert.Equal(t, tc.wantMissing, missing)
+		})
+	}
+}
+
+func TestFindBinariesSaysWhatToDo(t *testing.T) {
+	empty := t.TempDir()
+	t.Setenv(KubeBinDirEnv, empty)
+	t.Setenv("PATH", empty)
+	_, err := FindBinaries("")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "needs etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok")
+	assert.Contains(t, err.Error(), "not found in "+empty)
+	assert.Contains(t, err.Error(), "`make deps`")
+	assert.Contains(t, err.Error(), KubeBinDirEnv)
+}
+
+func TestWriteStages(t *testing.T) {
+	stages := fstest.MapFS{"b.yaml": {Data: []byte("kind: Stage\n")}, "a.yaml": {Data: []byte("kind: Stage\n")}, "README": {Data: []byte("x")}}
+	dir := filepath.Join(t.TempDir(), "kwok-stages")
+	paths, err := writeStages(stages, dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")}, paths)
+	_, err = writeStages(fstest.MapFS{}, dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no kwok Stage files")
 }

@@ -14,7 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,13 +54,30 @@ func (o Object) String() string {
 // ReadObjects reads every object of a YAML file, or of every *.yaml/*.yml
 // file directly in a folder (sorted; kustomization.yaml skipped).
 func ReadObjects(path string) ([]Object, error) {
-	st, err := os.Stat(path)
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	files := []string{path}
+	dir := filepath.Dir(abs)
+	return readObjects(os.DirFS(dir), filepath.Base(abs), func(name string) string { return filepath.Join(dir, name) })
+}
+
+// ReadObjectsFS is ReadObjects on a file system (deploy.FS, compiled into
+// the binary): name is a file or folder of fsys, and each object's Source
+// is prefix joined with its file's name (say "deploy" for deploy.FS, so
+// errors read "deploy/crds/...").
+func ReadObjectsFS(fsys fs.FS, name, prefix string) ([]Object, error) {
+	return readObjects(fsys, name, func(n string) string { return path.Join(prefix, n) })
+}
+
+func readObjects(fsys fs.FS, name string, source func(string) string) ([]Object, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("read manifests %s: %w", source(name), err)
+	}
+	files := []string{name}
 	if st.IsDir() {
-		entries, err := os.ReadDir(path)
+		entries, err := fs.ReadDir(fsys, name)
 		if err != nil {
 			return nil, err
 		}
@@ -68,17 +87,17 @@ func ReadObjects(path string) ([]Object, error) {
 			if e.IsDir() || n == "kustomization.yaml" || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
 				continue
 			}
-			files = append(files, filepath.Join(path, n))
+			files = append(files, path.Join(name, n))
 		}
 		slices.Sort(files)
 	}
 	var objs []Object
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := fs.ReadFile(fsys, f)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read manifests %s: %w", source(f), err)
 		}
-		got, err := DecodeObjects(data, f)
+		got, err := DecodeObjects(data, source(f))
 		if err != nil {
 			return nil, err
 		}

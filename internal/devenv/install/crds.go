@@ -15,16 +15,13 @@ import (
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// InstallCRDs applies every CustomResourceDefinition in dir and waits until
+// InstallCRDs applies every CustomResourceDefinition of objs (say
+// ReadObjectsFS(deploy.FS, "crds", "deploy")) and waits until
 // each accepted one is Established, so objects of those kinds can be applied
 // next. It returns the accepted CRD names, sorted, and an error listing every
 // CRD the apiserver rejected (each is a separate API bug, and one of them
 // should not hide the others or the kinds that do work).
-func (a *Applier) InstallCRDs(ctx context.Context, dir string, timeout time.Duration) ([]string, error) {
-	objs, err := ReadObjects(dir)
-	if err != nil {
-		return nil, fmt.Errorf("read CRDs: %w", err)
-	}
+func (a *Applier) InstallCRDs(ctx context.Context, objs []Object, timeout time.Duration) ([]string, error) {
 	var names []string
 	var errs []error
 	for _, o := range objs {
@@ -38,7 +35,7 @@ func (a *Applier) InstallCRDs(ctx context.Context, dir string, timeout time.Dura
 		names = append(names, o.GetName())
 	}
 	if len(names) == 0 && len(errs) == 0 {
-		return nil, fmt.Errorf("no CustomResourceDefinition in %s; run `make generate`", dir)
+		return nil, fmt.Errorf("no CustomResourceDefinition among %d objects; run `make generate`", len(objs))
 	}
 	slices.Sort(names)
 	if err := a.WaitEstablished(ctx, names, timeout); err != nil {

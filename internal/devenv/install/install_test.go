@@ -3,11 +3,15 @@ package install
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/berthdev/berth/deploy"
 )
 
 func TestDecodeObjects(t *testing.T) {
@@ -62,14 +66,25 @@ func TestReadObjectsFolderIsSortedAndSkipsKustomization(t *testing.T) {
 	assert.Equal(t, "ConfigMap/b ("+filepath.Join(dir, "b.yaml")+")", objs[1].String())
 }
 
-// Every CRD of the repository decodes (the suite applies them as read here).
+// Every CRD compiled into deploy.FS decodes (the environment applies them
+// as read here), and the compiled-in copy is the repository's.
 func TestRepositoryCRDsDecode(t *testing.T) {
-	objs, err := ReadObjects(filepath.Join("..", "..", "..", "deploy", "crds"))
+	objs, err := ReadObjectsFS(deploy.FS, "crds", "deploy")
 	require.NoError(t, err)
 	require.NotEmpty(t, objs)
 	for _, o := range objs {
 		assert.Equal(t, "CustomResourceDefinition", o.GetKind(), o.String())
+		assert.True(t, strings.HasPrefix(o.Source, "deploy/crds/ome.io_"), o.Source)
 	}
+	onDisk, err := ReadObjects(filepath.Join("..", "..", "..", "deploy", "crds"))
+	require.NoError(t, err)
+	assert.Len(t, onDisk, len(objs))
+}
+
+func TestReadObjectsFSNamesTheMissingFolder(t *testing.T) {
+	_, err := ReadObjectsFS(fstest.MapFS{}, "runtimes", "deploy")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "read manifests deploy/runtimes")
 }
 
 func TestPointAt(t *testing.T) {
@@ -153,7 +168,7 @@ metadata: {name: ignored}
 
 // The repository's webhook manifests decode into typed configurations.
 func TestRepositoryWebhookManifests(t *testing.T) {
-	objs, err := ReadObjects(filepath.Join("..", "..", "..", "deploy", "base", "webhooks.yaml"))
+	objs, err := ReadObjectsFS(deploy.FS, "base/webhooks.yaml", "deploy")
 	require.NoError(t, err)
 	mut, val, err := WebhookConfigurations(objs)
 	require.NoError(t, err)

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/berthdev/berth/internal/devenv"
+	"github.com/berthdev/berth/internal/devenv/process"
+)
+
+// components are the berth processes `berth up` and `berth demo` run next
+// to the control plane. Their binaries are found next to this executable
+// (make build puts bin/berth-webhook beside bin/berth), then in $PATH;
+// nothing is built at run time. A component that follows the contract of
+// devenv.ProcessComponent is one more entry, e.g. the reconciler:
+//
+//	rec, err := devenv.FindComponent("berth-reconciler")
+//	...
+//	comps = append(comps, devenv.Reconciler(rec))
+func components() ([]devenv.Component, error) {
+	webhook, err := devenv.FindComponent("berth-webhook")
+	if err != nil {
+		return nil, err
+	}
+	return []devenv.Component{devenv.Webhook(webhook)}, nil
+}
+
+// deathSummary is one line per component that died during the run, in
+// first-death order: "berth-webhook died 2 times (last: signal: killed)".
+func deathSummary(deaths []process.Death) []string {
+	var names []string
+	count := map[string]int{}
+	last := map[string]process.Death{}
+	for _, d := range deaths {
+		if count[d.Name] == 0 {
+			names = append(names, d.Name)
+		}
+		count[d.Name]++
+		last[d.Name] = d
+	}
+	lines := make([]string, len(names))
+	for i, n := range names {
+		times := "once"
+		if count[n] > 1 {
+			times = fmt.Sprintf("%d times", count[n])
+		}
+		lines[i] = fmt.Sprintf("%s died %s (last: %v at %s)", n, times, last[n].Err, last[n].At.Format("15:04:05"))
+	}
+	return lines
+}
+
+// printDeaths tells, on the way out, which components died while the
+// environment ran (each death was reported when it happened, too).
+func printDeaths(w io.Writer, env *devenv.Env) {
+	if lines := deathSummary(env.Deaths()); len(lines) > 0 {
+		fmt.Fprintf(w, "berth: during this run %s; they were restarted each time.\n", strings.Join(lines, "; "))
+	}
+}
+
+func runs(env *devenv.Env, name string) bool { return slices.Contains(env.ComponentNames(), name) }

@@ -1,0 +1,39 @@
+// Package devenv is berth's local development environment: a real
+// Kubernetes control plane on 127.0.0.1 (package cluster) with berth's CRDs,
+// a fake GPU fleet (fleet, kwok) and berth's components, for the e2e suite,
+// `berth up` and `berth demo`. It is not part of the product: nothing in
+// the webhook or the reconciler imports it.
+//
+// Rules:
+//   - Components are passed explicitly: Up(ctx, Options{Components:
+//     []Component{Webhook(bin), Reconciler(bin)}}). There is no
+//     registration by import and no package state; what a test needs from
+//     a component (ports, certificates, its process) is on the value it
+//     passed in, filled by Start.
+//   - Nothing is built at run time in the product path. Component binaries
+//     are found by FindComponent (next to the running executable, then
+//     $PATH); the Kubernetes binaries by cluster.FindBinaries
+//     ($BERTH_KUBE_BIN_DIR, the checkout's bin/, next to the executable,
+//     $PATH). Only inside a checkout are missing Kubernetes binaries built,
+//     by `make deps` (cluster.EnsureBinaries). The e2e suite's TestMain
+//     builds the component binaries once, as a test harness.
+//   - Everything applied comes from the binary: deploy.FS (CRDs, runtimes,
+//     classes, samples, webhook configurations), the kwok Stage files and
+//     the fleet are compiled in, so an installed berth works anywhere.
+//   - A component runs as a process.Supervised (env.Cluster.Supervise): when
+//     it dies it is restarted with backoff (1s doubling to 30s), the death
+//     is printed on Options.Events and kept (Env.Deaths, and each
+//     component's Process.Deaths). A control plane process that dies is not
+//     restarted: callers see it through env.Cluster.Died.
+//
+// Adding a component that follows the contract of ProcessComponent
+// (--kubeconfig, --probe-listen, GET /readyz) is one constructor:
+//
+//	func Reconciler(bin string, args ...string) *ProcessComponent {
+//		return Process("berth-reconciler", bin, args...)
+//	}
+//
+// and one entry in Options.Components. A component with more set-up (the
+// webhook: certificates, registration) wraps a ProcessComponent in its own
+// Start, as WebhookComponent does.
+package devenv
