@@ -367,6 +367,44 @@ func TestRBAC(t *testing.T) {
 	}
 }
 
+// TestReconcilerRBAC pins the reconciler's least privilege: it reads the
+// decision's inputs, writes only InferenceService status, creates and
+// deletes pods (never updates them), manages Services and HPAs, records
+// events, and touches Leases only in berth's namespace.
+func TestReconcilerRBAC(t *testing.T) {
+	objs := render(t, "self-managed")
+	var got []string
+	for _, g := range boundGrantsOf(t, objs, "berth-reconciler") {
+		got = append(got, g.String())
+	}
+	var want []string
+	add := func(ns string, resources, verbs []string) {
+		for _, r := range resources {
+			for _, v := range verbs {
+				want = append(want, grant{resource: r, namespace: ns, verb: v}.String())
+			}
+		}
+	}
+	add("", []string{"ome.io/inferenceservices", "ome.io/servingruntimes", "ome.io/clusterservingruntimes",
+		"ome.io/acceleratorclasses", "ome.io/clusterengineruntimeprofiles"}, readVerbs)
+	add("", []string{"ome.io/inferenceservices/status"}, []string{"get", "update", "patch"})
+	add("", []string{"/pods"}, []string{"get", "list", "watch", "create", "delete"})
+	add("", []string{"/services", "autoscaling/horizontalpodautoscalers"}, []string{"get", "list", "watch", "create", "update", "delete"})
+	add("", []string{"/events", "events.k8s.io/events"}, []string{"create", "patch"})
+	add(namespace, []string{"coordination.k8s.io/leases"}, []string{"get", "create", "update"})
+	assert.ElementsMatch(t, want, got)
+
+	var d appsv1.Deployment
+	objs.decode(t, "Deployment", namespace, "berth-reconciler", &d)
+	c := d.Spec.Template.Spec.Containers[0]
+	assert.Equal(t, "berth-reconciler", d.Spec.Template.Spec.ServiceAccountName)
+	assert.Contains(t, c.Args, "--leader-elect=true")
+	require.NotNil(t, c.ReadinessProbe)
+	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
+	require.NotNil(t, c.LivenessProbe)
+	assert.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+}
+
 // TestRBACCoversEveryCRD keeps RBAC in step with the API: every ome.io kind
 // the CRDs define must be readable, or the webhook's informer for it fails.
 func TestRBACCoversEveryCRD(t *testing.T) {
@@ -607,7 +645,13 @@ func (r rendered) decode(t *testing.T, kind, namespace, name string, into any) {
 // ServiceAccount into single grants.
 func boundGrants(t *testing.T, objs rendered) []grant {
 	t.Helper()
-	subject := rbacv1.Subject{Kind: "ServiceAccount", Name: webhookName, Namespace: namespace}
+	return boundGrantsOf(t, objs, webhookName)
+}
+
+// boundGrantsOf lists the grants bound to the ServiceAccount sa.
+func boundGrantsOf(t *testing.T, objs rendered, sa string) []grant {
+	t.Helper()
+	subject := rbacv1.Subject{Kind: "ServiceAccount", Name: sa, Namespace: namespace}
 	var out []grant
 	expand := func(rules []rbacv1.PolicyRule, ns string) {
 		for _, rule := range rules {
