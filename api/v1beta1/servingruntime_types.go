@@ -285,7 +285,7 @@ type ServingRuntimeList struct {
 // +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=csr,categories=ome;berth
+// +kubebuilder:resource:scope=Cluster,shortName=csrt,categories=ome;berth
 // +kubebuilder:printcolumn:name="Disabled",type=boolean,JSONPath=`.spec.disabled`
 // +kubebuilder:printcolumn:name="Format",type=string,JSONPath=`.spec.supportedModelFormats[0].modelFormat.name`
 // +kubebuilder:printcolumn:name="Architecture",type=string,JSONPath=`.spec.supportedModelFormats[0].modelArchitecture`
