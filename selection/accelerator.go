@@ -56,85 +56,127 @@ const (
 	modeStrategy
 )
 
+// classRequest is what a service and its runtime ask of an AcceleratorClass,
+// read once per decision.
+type classRequest struct {
+	svc           string
+	rt            *runtimeEntry
+	reqs          *v1beta1.AcceleratorRequirements
+	req           requirement
+	nodeSel       map[string]string
+	preferred     []string
+	strategy      v1beta1.AcceleratorSelectionStrategy
+	annotated     string
+	supported     []string
+	supportedList string
+	nd            need
+}
+
+// classRequestLocked reads the merged requirements, the strategy and the
+// explicit names, and checks that every explicitly named class exists: a
+// typo should fail at admission, not silently fall through to another class.
+func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry) (*classRequest, *Error) {
+	cr := &classRequest{svc: serviceRef(isvc), rt: rt, reqs: rt.spec.AcceleratorRequirements, req: newRequirement(), strategy: v1beta1.DefaultStrategy}
+	if cr.reqs != nil {
+		cr.req.add(rt.ref+" spec.acceleratorRequirements.requiredCapabilities", cr.reqs.RequiredCapabilities)
+		cr.supported = cr.reqs.SupportedClasses
+	}
+	if sel := isvc.Spec.AcceleratorSelector; sel != nil {
+		cr.req.add("spec.acceleratorSelector.requiredCapabilities", sel.RequiredCapabilities)
+		cr.nodeSel, cr.preferred = sel.NodeSelector, sel.PreferredClasses
+		if sel.Strategy != "" {
+			cr.strategy = sel.Strategy
+		}
+	}
+	cr.req.finish()
+	if len(cr.req.errs) > 0 {
+		return nil, &Error{Reason: cr.svc + ": invalid accelerator requirements: " + strings.Join(cr.req.errs, "; ")}
+	}
+	strategyFrom := "spec.acceleratorSelector.strategy"
+	if s, ok := isvc.Annotations[v1beta1.AnnotationSelectionStrategy]; ok && s != "" {
+		cr.strategy, strategyFrom = v1beta1.AcceleratorSelectionStrategy(s), "annotation "+v1beta1.AnnotationSelectionStrategy
+	}
+	switch cr.strategy {
+	case v1beta1.StrategyPerformance, v1beta1.StrategyCost, v1beta1.StrategyBalanced:
+	default:
+		return nil, &Error{Reason: cr.svc + ": " + strategyFrom + ": " + quote(string(cr.strategy)) + " is not performance, cost or balanced"}
+	}
+	cr.annotated = strings.TrimSpace(isvc.Annotations[v1beta1.AnnotationAcceleratorClass])
+	var missing []string
+	if cr.annotated != "" && x.classes[cr.annotated] == nil {
+		missing = append(missing, "annotation "+v1beta1.AnnotationAcceleratorClass+" names AcceleratorClass "+quote(cr.annotated)+", which does not exist")
+	}
+	for i, p := range cr.preferred {
+		if x.classes[p] == nil {
+			missing = append(missing, "spec.acceleratorSelector.preferredClasses["+strconv.Itoa(i)+"] names AcceleratorClass "+quote(p)+", which does not exist")
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &Error{Reason: cr.svc + ": " + strings.Join(missing, "; ") + "; create it or fix the name (kubectl get acceleratorclasses)"}
+	}
+	cr.supportedList = "all classes"
+	if len(cr.supported) > 0 {
+		cr.supportedList = strings.Join(cr.supported, ", ")
+	}
+	cr.nd = x.podNeed(rt.spec, isvc)
+	return cr, nil
+}
+
 // selectClassLocked chooses the AcceleratorClass: the annotation, else the
 // first fitting preferredClasses entry, else the runtime's applicable
 // preferenceOrder, else the strategy. Among equals a class whose nodes have
 // room for a whole group comes first; when none has room the best class is
 // still chosen and marked unavailable.
 func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry, m *modelEntry, lb *lineBuf) (*classChoice, *Error) {
-	svc := serviceRef(isvc)
-	spec := rt.spec
-	reqs := spec.AcceleratorRequirements
-	sel := isvc.Spec.AcceleratorSelector
-
-	req := newRequirement()
-	if reqs != nil {
-		req.add(rt.ref+" spec.acceleratorRequirements.requiredCapabilities", reqs.RequiredCapabilities)
+	cr, err := x.classRequestLocked(isvc, rt)
+	if err != nil {
+		return nil, err
 	}
-	var nodeSel map[string]string
-	var preferred []string
-	strategy := v1beta1.DefaultStrategy
-	if sel != nil {
-		req.add("spec.acceleratorSelector.requiredCapabilities", sel.RequiredCapabilities)
-		nodeSel = sel.NodeSelector
-		preferred = sel.PreferredClasses
-		if sel.Strategy != "" {
-			strategy = sel.Strategy
-		}
-	}
-	req.finish()
-	if len(req.errs) > 0 {
-		return nil, &Error{Reason: svc + ": invalid accelerator requirements: " + strings.Join(req.errs, "; ")}
-	}
-	strategyFrom := "spec.acceleratorSelector.strategy"
-	if s, ok := isvc.Annotations[v1beta1.AnnotationSelectionStrategy]; ok && s != "" {
-		strategy, strategyFrom = v1beta1.AcceleratorSelectionStrategy(s), "annotation "+v1beta1.AnnotationSelectionStrategy
-	}
-	switch strategy {
-	case v1beta1.StrategyPerformance, v1beta1.StrategyCost, v1beta1.StrategyBalanced:
-	default:
-		return nil, &Error{Reason: svc + ": " + strategyFrom + ": " + quote(string(strategy)) + " is not performance, cost or balanced"}
-	}
-	annotated := strings.TrimSpace(isvc.Annotations[v1beta1.AnnotationAcceleratorClass])
-
-	// Explicit references must name classes that exist: a typo should fail
-	// at admission, not silently fall through to another class.
-	var missing []string
-	if annotated != "" && x.classes[annotated] == nil {
-		missing = append(missing, "annotation "+v1beta1.AnnotationAcceleratorClass+" names AcceleratorClass "+quote(annotated)+", which does not exist")
-	}
-	for i, p := range preferred {
-		if x.classes[p] == nil {
-			missing = append(missing, "spec.acceleratorSelector.preferredClasses["+strconv.Itoa(i)+"] names AcceleratorClass "+quote(p)+", which does not exist")
-		}
-	}
-	if len(missing) > 0 {
-		return nil, &Error{Reason: svc + ": " + strings.Join(missing, "; ") + "; create it or fix the name (kubectl get acceleratorclasses)"}
-	}
-
-	var supported []string
-	if reqs != nil {
-		supported = reqs.SupportedClasses
-	}
-	requiresClass := len(supported) > 0 || (reqs != nil && reqs.RequiredCapabilities != nil) || (sel != nil && sel.RequiredCapabilities != nil)
-	nd := x.podNeed(spec, isvc)
 	if len(x.classes) == 0 {
+		requiresClass := len(cr.supported) > 0 || (cr.reqs != nil && cr.reqs.RequiredCapabilities != nil) ||
+			(isvc.Spec.AcceleratorSelector != nil && isvc.Spec.AcceleratorSelector.RequiredCapabilities != nil)
 		if requiresClass {
-			return nil, &Error{Reason: svc + ": " + rt.ref + " requires an AcceleratorClass but the cluster has none; create AcceleratorClasses for its accelerators"}
+			return nil, &Error{Reason: cr.svc + ": " + rt.ref + " requires an AcceleratorClass but the cluster has none; create AcceleratorClasses for its accelerators"}
 		}
-		ch := &classChoice{available: nd.perPod == 0}
-		if nd.perPod > 0 {
-			ch.warnings = append(ch.warnings, "the cluster has no AcceleratorClass, so free "+string(nd.resource)+" was not checked")
+		ch := &classChoice{available: cr.nd.perPod == 0}
+		if cr.nd.perPod > 0 {
+			ch.warnings = append(ch.warnings, "the cluster has no AcceleratorClass, so free "+string(cr.nd.resource)+" was not checked")
 		}
 		return ch, nil
 	}
+	cands, warnings, release := x.classCandidatesLocked(cr)
+	defer release()
+	x.evaluateClassesLocked(cr, cands)
 
-	// Candidates: the runtime's supportedClasses, else every class.
-	var cands []*classEval
-	var warnings []string
-	seen := map[string]bool{}
-	if len(supported) > 0 {
-		for _, n := range supported {
+	var p classPick
+	switch {
+	case cr.annotated != "":
+		p, err = pickAnnotated(cr, cands)
+	case len(cr.preferred) > 0:
+		p, err = pickPreferred(cr, cands)
+	default:
+		p = pickRanked(cr, cands, m, isvc)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.winner == nil {
+		return nil, noClassError(cr, cands)
+	}
+	ch := &classChoice{c: p.winner.c, available: p.winner.available, warnings: warnings}
+	if !p.winner.available {
+		ch.warnings = append(ch.warnings, "AcceleratorClass "+p.winner.c.name+" currently has no room: its ready nodes lack "+needText(p.winner.c, cr.nd)+"; the service will wait for capacity")
+	}
+	explainClasses(lb, cr, cands, p)
+	return ch, nil
+}
+
+// classCandidatesLocked returns the runtime's supportedClasses, else every
+// class, in explanation order. release gives pooled scratch back.
+func (x *Index) classCandidatesLocked(cr *classRequest) (cands []*classEval, warnings []string, release func()) {
+	if len(cr.supported) > 0 {
+		seen := map[string]bool{}
+		for _, n := range cr.supported {
 			if seen[n] {
 				continue
 			}
@@ -142,162 +184,171 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 			if c := x.classes[n]; c != nil {
 				cands = append(cands, &classEval{c: c})
 			} else {
-				warnings = append(warnings, rt.ref+" spec.acceleratorRequirements.supportedClasses lists AcceleratorClass "+quote(n)+", which does not exist")
+				warnings = append(warnings, cr.rt.ref+" spec.acceleratorRequirements.supportedClasses lists AcceleratorClass "+quote(n)+", which does not exist")
 			}
 		}
 		sort.Slice(cands, func(i, j int) bool { return cands[i].c.linePrefix < cands[j].c.linePrefix })
-	} else {
-		sc := classScratchPool.Get().(*classScratch)
-		defer sc.release()
-		sc.evals = slices.Grow(sc.evals[:0], len(x.classList))[:len(x.classList)]
-		sc.ptrs = slices.Grow(sc.ptrs[:0], len(x.classList))[:len(x.classList)]
-		for i, c := range x.classList {
-			sc.evals[i] = classEval{c: c}
-			sc.ptrs[i] = &sc.evals[i]
-		}
-		cands = sc.ptrs
+		return cands, warnings, func() {}
 	}
+	sc := classScratchPool.Get().(*classScratch)
+	sc.evals = slices.Grow(sc.evals[:0], len(x.classList))[:len(x.classList)]
+	sc.ptrs = slices.Grow(sc.ptrs[:0], len(x.classList))[:len(x.classList)]
+	for i, c := range x.classList {
+		sc.evals[i] = classEval{c: c}
+		sc.ptrs[i] = &sc.evals[i]
+	}
+	return sc.ptrs, nil, sc.release
+}
+
+// evaluateClassesLocked sets, per candidate, what it lacks and whether its
+// nodes have room for a group.
+func (x *Index) evaluateClassesLocked(cr *classRequest, cands []*classEval) {
 	// A service nodeSelector defeats the per-class histograms; one pass over
 	// the nodes then counts, per class, how many pods fit on the nodes that
 	// carry the selector's labels, instead of one pass per class.
 	var selCap map[*classEntry]int64
-	if len(nodeSel) > 0 {
-		selCap = x.capacityUnder(nodeSel, nd)
+	if len(cr.nodeSel) > 0 {
+		selCap = x.capacityUnder(cr.nodeSel, cr.nd)
 	}
 	for _, ce := range cands {
-		ce.unmet = req.unmet(ce.c)
-		if ce.unmet == "" {
-			if selCap != nil {
-				ce.available = selCap[ce.c] >= nd.pods
-			} else {
-				ce.available = x.fits(ce.c, nd, nodeSel)
-			}
-		}
-	}
-	// Only explicit names are looked up, a handful per decision.
-	byName := func(n string) *classEval {
-		for _, ce := range cands {
-			if ce.c.name == n {
-				return ce
-			}
-		}
-		return nil
-	}
-	supportedList := "all classes"
-	if len(supported) > 0 {
-		supportedList = strings.Join(supported, ", ")
-	}
-
-	var winner *classEval
-	var mode classMode
-	var scores map[string]int32
-	switch {
-	case annotated != "":
-		mode = modeAnnotation
-		ce := byName(annotated)
-		if ce == nil {
-			return nil, &Error{Reason: svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + annotated + " is not supported by " + rt.ref + " (supportedClasses: " + supportedList + "); choose one of those or another runtime"}
-		}
+		ce.unmet = cr.req.unmet(ce.c)
 		if ce.unmet != "" {
-			return nil, &Error{Reason: svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + annotated + " does not meet the required capabilities: " + ce.unmet}
+			continue
 		}
-		winner = ce
-	case len(preferred) > 0:
-		mode = modePreferred
-		var why []string
-		for _, p := range preferred {
-			ce := byName(p)
-			switch {
-			case ce == nil:
-				why = append(why, "AcceleratorClass/"+p+": not supported by "+rt.ref+" (supportedClasses: "+supportedList+")")
-			case ce.unmet != "":
-				why = append(why, "AcceleratorClass/"+p+": "+ce.unmet)
-			case winner == nil || (ce.available && !winner.available):
-				winner = ce
-			}
+		if selCap != nil {
+			ce.available = selCap[ce.c] >= cr.nd.pods
+		} else {
+			ce.available = x.fits(ce.c, cr.nd, cr.nodeSel)
 		}
-		if winner == nil {
-			sort.Strings(why)
-			return nil, &Error{Reason: svc + ": no class in spec.acceleratorSelector.preferredClasses fits; relax requiredCapabilities or list another class", Candidates: dedupSorted(why)}
+	}
+}
+
+// classPick is the winner and how it was chosen.
+type classPick struct {
+	winner *classEval
+	mode   classMode
+	scores map[string]int32 // preferenceOrder scores, modePreference only
+}
+
+// byName finds an explicitly named candidate (a handful per decision).
+func byName(cands []*classEval, n string) *classEval {
+	for _, ce := range cands {
+		if ce.c.name == n {
+			return ce
 		}
-	default:
-		scores = applicablePreferences(reqs, m, isvc)
-		if len(scores) > 0 {
-			for _, ce := range cands {
-				s, ok := scores[ce.c.name]
-				if !ok || ce.unmet != "" {
-					continue
-				}
-				if winner == nil || betterScored(ce, s, winner, scores[winner.c.name]) {
-					winner = ce
-				}
-			}
-		}
-		if winner != nil {
-			mode = modePreference
-			break
-		}
-		mode = modeStrategy
-		for _, ce := range cands {
-			if ce.unmet != "" {
-				continue
-			}
-			if winner == nil || strategyLess(strategy, ce, winner) {
-				winner = ce
-			}
+	}
+	return nil
+}
+
+func pickAnnotated(cr *classRequest, cands []*classEval) (classPick, *Error) {
+	ce := byName(cands, cr.annotated)
+	if ce == nil {
+		return classPick{}, &Error{Reason: cr.svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is not supported by " + cr.rt.ref + " (supportedClasses: " + cr.supportedList + "); choose one of those or another runtime"}
+	}
+	if ce.unmet != "" {
+		return classPick{}, &Error{Reason: cr.svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " does not meet the required capabilities: " + ce.unmet}
+	}
+	return classPick{winner: ce, mode: modeAnnotation}, nil
+}
+
+// pickPreferred takes the first preferredClasses entry that fits, an
+// available one before one without room.
+func pickPreferred(cr *classRequest, cands []*classEval) (classPick, *Error) {
+	var winner *classEval
+	var why []string
+	for _, p := range cr.preferred {
+		ce := byName(cands, p)
+		switch {
+		case ce == nil:
+			why = append(why, "AcceleratorClass/"+p+": not supported by "+cr.rt.ref+" (supportedClasses: "+cr.supportedList+")")
+		case ce.unmet != "":
+			why = append(why, "AcceleratorClass/"+p+": "+ce.unmet)
+		case winner == nil || (ce.available && !winner.available):
+			winner = ce
 		}
 	}
 	if winner == nil {
-		var why []string
-		for _, ce := range cands {
-			why = append(why, "AcceleratorClass/"+ce.c.name+": "+ce.unmet)
-		}
 		sort.Strings(why)
-		reason := svc + ": no AcceleratorClass meets the required capabilities of " + rt.ref
-		if len(cands) == 0 {
-			reason = svc + ": " + rt.ref + " spec.acceleratorRequirements.supportedClasses names no existing AcceleratorClass (" + supportedList + ")"
-		}
-		return nil, &Error{Reason: reason + "; relax the requirements or add a class that meets them", Candidates: why}
+		return classPick{}, &Error{Reason: cr.svc + ": no class in spec.acceleratorSelector.preferredClasses fits; relax requiredCapabilities or list another class", Candidates: dedupSorted(why)}
 	}
+	return classPick{winner: winner, mode: modePreferred}, nil
+}
 
-	ch := &classChoice{c: winner.c, available: winner.available, warnings: warnings}
-	if !winner.available {
-		ch.warnings = append(ch.warnings, "AcceleratorClass "+winner.c.name+" currently has no room: its ready nodes lack "+needText(winner.c, nd)+"; the service will wait for capacity")
+// pickRanked takes the best applicable preferenceOrder score, else the
+// strategy's first class. The winner is nil when no class fits.
+func pickRanked(cr *classRequest, cands []*classEval, m *modelEntry, isvc *v1beta1.InferenceService) classPick {
+	p := classPick{mode: modePreference, scores: applicablePreferences(cr.reqs, m, isvc)}
+	if len(p.scores) > 0 {
+		for _, ce := range cands {
+			s, ok := p.scores[ce.c.name]
+			if !ok || ce.unmet != "" {
+				continue
+			}
+			if p.winner == nil || betterScored(ce, s, p.winner, p.scores[p.winner.c.name]) {
+				p.winner = ce
+			}
+		}
 	}
-	// All lines share one buffer: 200 classes would otherwise cost 200
-	// allocations per decision.
-	winnerScore := strconv.Itoa(int(scores[winner.c.name]))
-	// Most losers share their reason; build each shared text once.
-	var needRes, needTxt string
-	var shared string
-	switch mode {
+	if p.winner != nil {
+		return p
+	}
+	p.mode = modeStrategy
+	for _, ce := range cands {
+		if ce.unmet == "" && (p.winner == nil || strategyLess(cr.strategy, ce, p.winner)) {
+			p.winner = ce
+		}
+	}
+	return p
+}
+
+func noClassError(cr *classRequest, cands []*classEval) *Error {
+	var why []string
+	for _, ce := range cands {
+		why = append(why, "AcceleratorClass/"+ce.c.name+": "+ce.unmet)
+	}
+	sort.Strings(why)
+	reason := cr.svc + ": no AcceleratorClass meets the required capabilities of " + cr.rt.ref
+	if len(cands) == 0 {
+		reason = cr.svc + ": " + cr.rt.ref + " spec.acceleratorRequirements.supportedClasses names no existing AcceleratorClass (" + cr.supportedList + ")"
+	}
+	return &Error{Reason: reason + "; relax the requirements or add a class that meets them", Candidates: why}
+}
+
+// explainClasses writes one line per losing class. All lines share one
+// buffer: 200 classes would otherwise cost 200 allocations per decision,
+// and most losers share their reason, so each shared text is built once.
+func explainClasses(lb *lineBuf, cr *classRequest, cands []*classEval, p classPick) {
+	w := p.winner
+	winnerScore := strconv.Itoa(int(p.scores[w.c.name]))
+	var needRes, needTxt, shared string
+	switch p.mode {
 	case modeAnnotation:
-		shared = "fits, but annotation " + v1beta1.AnnotationAcceleratorClass + " chose " + winner.c.name
+		shared = "fits, but annotation " + v1beta1.AnnotationAcceleratorClass + " chose " + w.c.name
 	case modeStrategy:
-		shared = "fits, but strategy " + string(strategy) + " ranks " + winner.c.name + " first"
+		shared = "fits, but strategy " + string(cr.strategy) + " ranks " + w.c.name + " first"
 	case modePreferred:
-		shared = "fits, but spec.acceleratorSelector.preferredClasses lists " + winner.c.name + " first"
+		shared = "fits, but spec.acceleratorSelector.preferredClasses lists " + w.c.name + " first"
 	case modePreference:
-		shared = "fits, but no applicable preferenceOrder entry of " + rt.ref + " names it; " + winner.c.name + " scores " + winnerScore
+		shared = "fits, but no applicable preferenceOrder entry of " + cr.rt.ref + " names it; " + w.c.name + " scores " + winnerScore
 	}
 	for _, ce := range cands {
-		if ce == winner {
+		if ce == w {
 			continue
 		}
 		name := ce.c.name
 		switch {
 		case ce.unmet != "":
 			lb.add(ce.c.linePrefix, ce.unmet)
-		case winner.available && !ce.available && mode != modeAnnotation:
-			if r := string(ce.c.resourceFor(nd)); r != needRes || needTxt == "" {
-				needRes, needTxt = r, needText(ce.c, nd)
+		case w.available && !ce.available && p.mode != modeAnnotation:
+			if r := string(ce.c.resourceFor(cr.nd)); r != needRes || needTxt == "" {
+				needRes, needTxt = r, needText(ce.c, cr.nd)
 			}
-			lb.add(ce.c.linePrefix, "fits, but its ready nodes lack ", needTxt, "; ", winner.c.name, " has room")
-		case mode == modePreferred && !containsString(preferred, name):
+			lb.add(ce.c.linePrefix, "fits, but its ready nodes lack ", needTxt, "; ", w.c.name, " has room")
+		case p.mode == modePreferred && !containsString(cr.preferred, name):
 			lb.add(ce.c.linePrefix, "fits, but is not in spec.acceleratorSelector.preferredClasses")
-		case mode == modePreference:
-			if s, ok := scores[name]; ok {
-				lb.add(ce.c.linePrefix, "fits, but its preferenceOrder score ", strconv.Itoa(int(s)), " does not beat ", winner.c.name, "'s ", winnerScore)
+		case p.mode == modePreference:
+			if s, ok := p.scores[name]; ok {
+				lb.add(ce.c.linePrefix, "fits, but its preferenceOrder score ", strconv.Itoa(int(s)), " does not beat ", w.c.name, "'s ", winnerScore)
 			} else {
 				lb.add(ce.c.linePrefix, shared)
 			}
@@ -305,7 +356,6 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 			lb.add(ce.c.linePrefix, shared)
 		}
 	}
-	return ch, nil
 }
 
 func needText(c *classEntry, nd need) string {
