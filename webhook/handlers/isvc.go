@@ -255,8 +255,41 @@ func validateLifecycle(isvc *v1beta1.InferenceService, d *selection.Decision) fi
 		most = max(most, n)
 	}
 	errs := validation.ValidateLifecycle(&isvc.Spec, most)
+	errs = append(errs, replicasWithinBounds(isvc, topo)...)
 	if err := merge.ValidateNames(isvc.Name, topo); err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), isvc.Name, err.Error()))
+	}
+	return errs
+}
+
+// replicasWithinBounds denies a component's replicas outside its
+// [minReplicas, maxReplicas] (the service's over the runtime's): the
+// reconciler would clamp it, and `kubectl scale --replicas 4` silently
+// giving one group is worse than a denial that names the bound.
+func replicasWithinBounds(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology) field.ErrorList {
+	own := map[string]*v1beta1.ComponentExtensionSpec{}
+	if s := isvc.Spec.Engine; s != nil {
+		own[v1beta1.ComponentEngine] = &s.ComponentExtensionSpec
+	}
+	if s := isvc.Spec.Decoder; s != nil {
+		own[v1beta1.ComponentDecoder] = &s.ComponentExtensionSpec
+	}
+	if s := isvc.Spec.Router; s != nil {
+		own[v1beta1.ComponentRouter] = &s.ComponentExtensionSpec
+	}
+	var errs field.ErrorList
+	for _, t := range topo {
+		ext := own[t.Component]
+		if ext == nil || ext.Replicas == nil {
+			continue
+		}
+		p := field.NewPath("spec", t.Component, "replicas")
+		switch r := *ext.Replicas; {
+		case t.MaxReplicas > 0 && r > t.MaxReplicas:
+			errs = append(errs, field.Invalid(p, r, fmt.Sprintf("is above maxReplicas %d (of the service, else its runtime); raise spec.%s.maxReplicas to scale further", t.MaxReplicas, t.Component)))
+		case r < t.MinReplicas:
+			errs = append(errs, field.Invalid(p, r, fmt.Sprintf("is below minReplicas %d (of the service, else its runtime); lower spec.%s.minReplicas to scale down further", t.MinReplicas, t.Component)))
+		}
 	}
 	return errs
 }

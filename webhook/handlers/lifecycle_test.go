@@ -33,6 +33,13 @@ func TestLifecycleDenials(t *testing.T) {
 			s.Spec.RolloutStrategy = &v1beta1.RolloutStrategy{RollingUpdateConfiguration: &v1beta1.RollingUpdateConfiguration{Partition: &five}}
 		}, causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.rolloutStrategy.rollingUpdateConfiguration.partition",
 			Message: "Invalid value: 5: is above the 4 serving group(s) the service can have: groups with an ordinal below the partition keep their revision, so no group would ever roll. Use at most 4 (equal pauses the rollout)"}}},
+		{name: "replicas above maxReplicas", edit: func(s *v1beta1.InferenceService) {
+			s.Spec.Engine = &v1beta1.EngineSpec{ComponentExtensionSpec: v1beta1.ComponentExtensionSpec{MaxReplicas: ptrTo(int32(1)), Replicas: ptrTo(int32(4))}}
+		}, causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.engine.replicas",
+			Message: "Invalid value: 4: is above maxReplicas 1 (of the service, else its runtime); raise spec.engine.maxReplicas to scale further"}}},
+		{name: "replicas within bounds", edit: func(s *v1beta1.InferenceService) {
+			s.Spec.Engine = &v1beta1.EngineSpec{ComponentExtensionSpec: v1beta1.ComponentExtensionSpec{MaxReplicas: ptrTo(int32(4)), Replicas: ptrTo(int32(4))}}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
