@@ -55,7 +55,7 @@ func deathSummary(deaths []process.Death) []string {
 // environment ran (each death was reported when it happened, too).
 func printDeaths(w io.Writer, env *devenv.Env) {
 	if lines := deathSummary(env.Deaths()); len(lines) > 0 {
-		fmt.Fprintf(w, "berth: during this run %s; they were restarted each time.\n", strings.Join(lines, "; "))
+		fmt.Fprintf(w, "berth: during this run %s; each death was followed by a restart.\n", strings.Join(lines, "; "))
 	}
 }
 

@@ -92,14 +92,15 @@ func (w *WebhookComponent) Start(ctx context.Context, env *Env) error {
 	if err := install.RegisterWebhooks(ctx, env.Kube, endpoint, w.Mutating, w.Validating); err != nil {
 		return err
 	}
-	return waitCalled(ctx, env)
+	return w.WaitCalled(ctx, env)
 }
 
-// waitCalled dry-runs an AcceleratorClass that only berth's webhook refuses
-// (an Lt over a non-integer passes the CRD schema) until the apiserver's
-// webhook manager has picked up the configuration: from then on every
-// object applied goes through berth.
-func waitCalled(ctx context.Context, env *Env) error {
+// WaitCalled dry-runs an AcceleratorClass that only berth's webhook refuses
+// (an Lt over a non-integer passes the CRD schema) until the apiserver
+// relays the webhook's denial, for at most 30s: from then on every object
+// applied goes through berth. Start uses it after registering; tests use
+// it after a restart.
+func (w *WebhookComponent) WaitCalled(ctx context.Context, env *Env) error {
 	berth, err := versioned.NewForConfig(env.Cluster.RESTConfig())
 	if err != nil {
 		return err
