@@ -69,7 +69,8 @@ test: deps ## Everything: unit tests and the e2e suite against a real control pl
 
 # --- local control plane (issue 3): etcd, Kubernetes v1.34.4 built from the Go
 # module proxy through hack/kube-build, kwok. Each is built once into a
-# versioned folder and reused; e2e/cluster looks for them there.
+# versioned folder and reused; internal/devenv/cluster looks for them there
+# (or in $BERTH_KUBE_BIN_DIR, next to bin/berth, or in $PATH).
 K8S_VERSION  := v1.34.4
 K8S_BIN      := bin/k8s-$(K8S_VERSION)
 K8S_LDFLAGS  := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
@@ -97,9 +98,15 @@ $(KWOK_BIN)/kwok:
 	@mkdir -p $(KWOK_BIN)
 	GOBIN=$(CURDIR)/$(KWOK_BIN) go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 
+# bin/berth finds bin/berth-webhook next to itself and the control plane in
+# bin/k8s-$(K8S_VERSION) and bin/kwok-$(KWOK_VERSION); nothing is built at run time.
 .PHONY: demo
-demo: deps ## Start a local control plane with a fake GPU fleet, install berth and a sample; Ctrl-C to stop.
-	go run ./cmd/berth demo
+demo: deps build ## Start a local control plane with a fake GPU fleet, install berth and a sample; Ctrl-C to stop.
+	bin/berth demo
+
+.PHONY: up
+up: deps build ## Start a local control plane with the fake GPU fleet, berth's CRDs and webhook; Ctrl-C to stop.
+	bin/berth up
 
 .PHONY: e2e
 e2e: deps ## The e2e suite against a real local control plane.
