@@ -15,4 +15,20 @@
 //     (maxReplicas, else replicas) protects groups that cannot exist and
 //     is a mistake.
 //  3. spec.restartGracePeriodSeconds is not negative.
+//
+// # InferenceService components (ValidateComponents)
+//
+// A decoder needs an engine. It is checked on what the user sent, before
+// the mutating webhook defaults spec.engine.
+//
+// # ServingRuntime and ClusterServingRuntime (ValidateServingRuntimeSpec)
+//
+//  1. No rendered string (command and args items, env values) opens a
+//     template action berth renders ("{{." or "{{index") without closing it.
+//  2. No env name appears twice in one container or accelerator
+//     configuration.
+//
+// Checks that need the cluster (priority conflicts, referenced classes and
+// profiles) stay in the webhook; format, version and size checks are in
+// package selection, which parses them.
 package validation

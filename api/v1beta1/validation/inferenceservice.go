@@ -83,3 +83,14 @@ func percent(s string) (int, error) {
 	}
 	return v, nil
 }
+
+// ValidateComponents checks the components as the user sent them, before
+// the webhook's defaults add an engine: a decoder needs an engine. (The
+// CRD says so too, but the apiserver validates after the mutating webhook,
+// so that rule alone never fires.)
+func ValidateComponents(spec *v1beta1.InferenceServiceSpec) field.ErrorList {
+	if spec.Decoder != nil && spec.Engine == nil {
+		return field.ErrorList{field.Required(field.NewPath("spec", "engine"), "decoder needs engine: spec.decoder serves the decode phase of a prefill/decode pair and spec.engine the prefill phase; set spec.engine or remove spec.decoder")}
+	}
+	return nil
+}

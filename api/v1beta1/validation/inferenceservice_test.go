@@ -61,3 +61,23 @@ func TestValidateLifecycle(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateComponents(t *testing.T) {
+	cases := []struct {
+		name string
+		spec v1beta1.InferenceServiceSpec
+		want field.ErrorList
+	}{
+		{name: "nothing: the engine is defaulted", spec: v1beta1.InferenceServiceSpec{}},
+		{name: "engine and decoder", spec: v1beta1.InferenceServiceSpec{Engine: &v1beta1.EngineSpec{}, Decoder: &v1beta1.DecoderSpec{}}},
+		{name: "decoder without engine", spec: v1beta1.InferenceServiceSpec{Decoder: &v1beta1.DecoderSpec{}},
+			want: field.ErrorList{field.Required(field.NewPath("spec", "engine"), "decoder needs engine: spec.decoder serves the decode phase of a prefill/decode pair and spec.engine the prefill phase; set spec.engine or remove spec.decoder")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ValidateComponents(&tc.spec)); diff != "" {
+				t.Errorf("ValidateComponents (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,73 @@
+package validation
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+func runner(args []string, env ...corev1.EnvVar) *v1beta1.RunnerSpec {
+	return &v1beta1.RunnerSpec{Name: "main", Image: "img", Args: args, Env: env}
+}
+
+func env(name, value string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: value} }
+
+func TestValidateServingRuntimeSpec(t *testing.T) {
+	spec := field.NewPath("spec")
+	engineRunner := spec.Child("engineConfig", "runner")
+	const unclosed = "is not closed: berth would pass it to the engine literally; add }}"
+	cases := []struct {
+		name string
+		spec v1beta1.ServingRuntimeSpec
+		want field.ErrorList
+	}{
+		{name: "closed templates, Jinja and shell are fine", spec: v1beta1.ServingRuntimeSpec{
+			EngineConfig: &v1beta1.EngineSpec{Runner: runner([]string{
+				"--served-model-name={{.Name}}", "--chat-template={% if x %}{{ bos_token", "${HOME}/{{", "{{ index .Labels \"a-b\" }}",
+			}, env("A", "{{.Namespace}}"), env("B", "x"))},
+		}},
+		{name: "unterminated {{.Name in an engine arg", spec: v1beta1.ServingRuntimeSpec{
+			EngineConfig: &v1beta1.EngineSpec{Runner: runner([]string{"--port=8080", "--served-model-name={{.Name"})},
+		}, want: field.ErrorList{field.Invalid(engineRunner.Child("args").Index(1), "--served-model-name={{.Name", "template action {{.Name "+unclosed)}},
+		{name: "unterminated after a closed one, in an env value of a KServe container", spec: v1beta1.ServingRuntimeSpec{
+			ServingRuntimePodSpec: v1beta1.ServingRuntimePodSpec{Containers: []corev1.Container{{Name: "kserve-container", Env: []corev1.EnvVar{env("MODEL", "{{.Name}}-{{ index .Labels \"team\"")}}}},
+		}, want: field.ErrorList{field.Invalid(spec.Child("containers").Index(0).Child("env").Index(0).Child("value"), "{{.Name}}-{{ index .Labels \"team\"", "template action {{ index .Labels \"team\" "+unclosed)}},
+		{name: "unterminated in a decoder leader command", spec: v1beta1.ServingRuntimeSpec{
+			DecoderConfig: &v1beta1.DecoderSpec{Leader: &v1beta1.LeaderSpec{Runner: &v1beta1.RunnerSpec{Command: []string{"serve", "{{.Annotations.x"}}}},
+		}, want: field.ErrorList{field.Invalid(spec.Child("decoderConfig", "leader", "runner", "command").Index(1), "{{.Annotations.x", "template action {{.Annotations.x "+unclosed)}},
+		{name: "probes are not rendered", spec: v1beta1.ServingRuntimeSpec{
+			EngineConfig: &v1beta1.EngineSpec{Runner: &v1beta1.RunnerSpec{LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"{{.Name"}}}}}},
+		}},
+		{name: "duplicate env name in one runner", spec: v1beta1.ServingRuntimeSpec{
+			EngineConfig: &v1beta1.EngineSpec{Runner: runner(nil, env("A", "1"), env("B", "2"), env("A", "3"))},
+		}, want: field.ErrorList{duplicateEnv(engineRunner.Child("env"), 2, 0, "A")}},
+		{name: "duplicate env name in an accelerator configuration", spec: v1beta1.ServingRuntimeSpec{
+			AcceleratorConfigurations: []v1beta1.AcceleratorConfiguration{{Selector: v1beta1.AcceleratorConfigSelector{AcceleratorClass: "h100"}, Env: []corev1.EnvVar{env("X", "1"), env("X", "1")}}},
+		}, want: field.ErrorList{duplicateEnv(spec.Child("acceleratorConfigurations").Index(0).Child("env"), 1, 0, "X")}},
+		{name: "one name in two containers is fine", spec: v1beta1.ServingRuntimeSpec{
+			EngineConfig: &v1beta1.EngineSpec{Runner: runner(nil, env("A", "1")), Worker: &v1beta1.WorkerSpec{Runner: runner(nil, env("A", "2"))}},
+		}},
+		{name: "both kinds, in field order", spec: v1beta1.ServingRuntimeSpec{
+			EngineConfig: &v1beta1.EngineSpec{Runner: runner([]string{"{{.Name"}, env("A", "1"), env("A", "2"))},
+		}, want: field.ErrorList{
+			field.Invalid(engineRunner.Child("args").Index(0), "{{.Name", "template action {{.Name "+unclosed),
+			duplicateEnv(engineRunner.Child("env"), 1, 0, "A"),
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ValidateServingRuntimeSpec(&tc.spec, spec)); diff != "" {
+				t.Errorf("ValidateServingRuntimeSpec (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func duplicateEnv(envPath *field.Path, i, first int, name string) *field.Error {
+	return &field.Error{Type: field.ErrorTypeDuplicate, Field: envPath.Index(i).Child("name").String(), BadValue: name,
+		Detail: "also " + envPath.Index(first).Child("name").String() + "; only the last definition would reach the pod, so remove one"}
+}
