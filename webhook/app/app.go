@@ -57,11 +57,45 @@ type Config struct {
 	Ready chan<- net.Addr
 }
 
+// Live is what handlers read from the API server instead of the cache:
+// rare reads where the cache's lag would decide wrongly. Nil fields: the
+// cache only.
+type Live struct {
+	Service  handlers.ServiceGetter
+	Runtimes *handlers.RuntimeLister
+}
+
+// LiveFrom reads through berth's clientset.
+func LiveFrom(berth versioned.Interface) Live {
+	ome := berth.OmeV1beta1()
+	return Live{
+		Service: func(ctx context.Context, ns, name string) (*v1beta1.InferenceService, error) {
+			return ome.InferenceServices(ns).Get(ctx, name, metav1.GetOptions{})
+		},
+		Runtimes: &handlers.RuntimeLister{
+			Namespaced: func(ctx context.Context, ns string) ([]v1beta1.ServingRuntime, error) {
+				l, err := ome.ServingRuntimes(ns).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					return nil, err
+				}
+				return l.Items, nil
+			},
+			Cluster: func(ctx context.Context) ([]v1beta1.ClusterServingRuntime, error) {
+				l, err := ome.ClusterServingRuntimes().List(ctx, metav1.ListOptions{})
+				if err != nil {
+					return nil, err
+				}
+				return l.Items, nil
+			},
+		},
+	}
+}
+
 // Routes returns the admission routes over a cache.
-func Routes(c *cache.Cache, live handlers.ServiceGetter) []server.Route {
-	isvc := &handlers.InferenceServices{Index: c.Index, Retry: handlers.DefaultRetry}
-	runtimes := &handlers.Runtimes{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry}
-	pods := &handlers.Pods{Index: c.Index, Services: c.InferenceService, Profiles: c.Profiles, Live: live}
+func Routes(c *cache.Cache, live Live) []server.Route {
+	isvc := &handlers.InferenceServices{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry}
+	runtimes := &handlers.Runtimes{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry, Live: live.Runtimes}
+	pods := &handlers.Pods{Index: c.Index, Services: c.InferenceService, Profiles: c.Profiles, Live: live.Service}
 	return []server.Route{
 		{Path: server.PathMutateInferenceServices, Name: "mutate-inferenceservices", Decide: isvc.Mutate},
 		{Path: server.PathValidateInferenceServices, Name: "validate-inferenceservices", Decide: isvc.Validate},
@@ -126,10 +160,7 @@ func Run(ctx context.Context, cfg Config) error {
 	c.Start(ctx)
 	go reportCacheSizes(ctx, c, m)
 
-	live := func(ctx context.Context, ns, name string) (*v1beta1.InferenceService, error) {
-		return berth.OmeV1beta1().InferenceServices(ns).Get(ctx, name, metav1.GetOptions{})
-	}
-	router := server.Router(Routes(c, live), c.Synced, m, log)
+	router := server.Router(Routes(c, LiveFrom(berth)), c.Synced, m, log)
 	srv := server.New(cfg.ListenAddress, router, reloader.TLSConfig(), cfg.ProbeAddress, server.ProbeRouter(c.Synced, m))
 	ln, err := net.Listen("tcp", cfg.ListenAddress)
 	if err != nil {

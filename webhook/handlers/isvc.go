@@ -13,6 +13,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/api/v1beta1/validation"
 	"github.com/berthdev/berth/merge"
@@ -24,6 +25,9 @@ import (
 // InferenceServices admits InferenceServices.
 type InferenceServices struct {
 	Index *selection.Index
+	// Profiles are read to compose the service's pods at admission, so that
+	// what would fail at pod admission fails here (nil: no profiles).
+	Profiles listers.ClusterEngineRuntimeProfileLister
 	// Retry lists waits before selecting again when selection fails.
 	// `kubectl apply -f dir/` creates a model or runtime and, milliseconds
 	// later, the service that needs it; the informer may not have delivered

@@ -3,30 +3,47 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"net/http"
+	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/api/v1beta1/validation"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/selection"
 	"github.com/berthdev/berth/webhook/admission"
 )
 
-// Runtimes validates ServingRuntimes and ClusterServingRuntimes against the
-// cached runtimes of both scopes.
+// Runtimes validates ServingRuntimes and ClusterServingRuntimes: each on
+// its own (package validation, selection's format checks, merge's
+// templates) and against the runtimes of its scope for priority ties.
 type Runtimes struct {
 	Index    *selection.Index
 	Profiles listers.ClusterEngineRuntimeProfileLister
+	// Live, when set, lists the runtimes of a scope from the API server for
+	// the priority check. Runtime creates and updates are rare, and the
+	// informer cache lags: `kubectl apply -f dir/` with two tied runtimes
+	// creates the second before the cache has the first. Two creates that
+	// are truly concurrent can still both pass (each reads before the other
+	// is stored); selection then breaks the tie deterministically (newest
+	// creationTimestamp, then name), and the next update of either is told.
+	Live *RuntimeLister
 	// Retry: waits before looking again for referenced classes and profiles
 	// that are missing, for `kubectl apply -f dir/` that creates them a few
 	// milliseconds earlier (see InferenceServices.Retry).
 	Retry []time.Duration
+}
+
+// RuntimeLister reads runtimes from the API server (a quorum read). Either
+// function may be nil: that scope is then checked against the cache.
+type RuntimeLister struct {
+	Namespaced func(ctx context.Context, namespace string) ([]v1beta1.ServingRuntime, error)
+	Cluster    func(ctx context.Context) ([]v1beta1.ClusterServingRuntime, error)
 }
 
 // ValidateNamespaced admits a ServingRuntime.
@@ -34,15 +51,22 @@ func (h *Runtimes) ValidateNamespaced(ctx context.Context, req *admissionv1.Admi
 	if skip(req) {
 		return admission.Allowed()
 	}
-	var sr v1beta1.ServingRuntime
+	var sr, old v1beta1.ServingRuntime
 	if deny := decodeObject(req, &sr); deny != nil {
 		return deny
+	}
+	var oldSpec *v1beta1.ServingRuntimeSpec
+	if req.Operation == admissionv1.Update {
+		if deny := decodeRaw(req, req.OldObject.Raw, "old object", &old); deny != nil {
+			return deny
+		}
+		oldSpec = &old.Spec
 	}
 	ns := sr.Namespace
 	if ns == "" {
 		ns = req.Namespace
 	}
-	return h.validate(req, "ServingRuntime", ns, sr.Name, &sr.Spec)
+	return h.validate(ctx, req, runtimeObject{selection.KindServingRuntime, ns, sr.Name}, &sr.Spec, oldSpec)
 }
 
 // ValidateCluster admits a ClusterServingRuntime.
@@ -50,19 +74,39 @@ func (h *Runtimes) ValidateCluster(ctx context.Context, req *admissionv1.Admissi
 	if skip(req) {
 		return admission.Allowed()
 	}
-	var csr v1beta1.ClusterServingRuntime
+	var csr, old v1beta1.ClusterServingRuntime
 	if deny := decodeObject(req, &csr); deny != nil {
 		return deny
 	}
-	return h.validate(req, "ClusterServingRuntime", "", csr.Name, &csr.Spec)
+	var oldSpec *v1beta1.ServingRuntimeSpec
+	if req.Operation == admissionv1.Update {
+		if deny := decodeRaw(req, req.OldObject.Raw, "old object", &old); deny != nil {
+			return deny
+		}
+		oldSpec = &old.Spec
+	}
+	return h.validate(ctx, req, runtimeObject{selection.KindClusterServingRuntime, "", csr.Name}, &csr.Spec, oldSpec)
 }
 
-func (h *Runtimes) validate(req *admissionv1.AdmissionRequest, kind, namespace, name string, spec *v1beta1.ServingRuntimeSpec) *admissionv1.AdmissionResponse {
-	errs, warnings := selection.ValidateRuntimeSpec("spec", spec)
-	errs = append(errs, merge.ValidateRuntimeTemplates(spec)...)
-	// A disabled runtime is never selected, so it cannot conflict.
-	if spec.Disabled == nil || !*spec.Disabled {
-		errs = append(errs, h.Index.PriorityConflicts(kind, namespace, name, spec)...)
+// runtimeObject names the runtime under admission.
+type runtimeObject struct{ kind, namespace, name string }
+
+// validate denies what is wrong with spec. On UPDATE an error the stored
+// object (old) has too is a warning instead, as Kubernetes' validation
+// ratcheting does: GitOps tools re-apply unchanged runtimes every few
+// minutes, and a tie that a later runtime created, or a rule newer than
+// the object, must not make those re-applies fail.
+func (h *Runtimes) validate(ctx context.Context, req *admissionv1.AdmissionRequest, o runtimeObject, spec, old *v1beta1.ServingRuntimeSpec) *admissionv1.AdmissionResponse {
+	peers, warnings := h.peers(ctx, o)
+	errs, specWarnings := runtimeErrors(peers, o, spec)
+	warnings = append(warnings, specWarnings...)
+	if old != nil && len(errs) > 0 {
+		oldErrs, _ := runtimeErrors(peers, o, old)
+		var kept []string
+		errs, kept = ratchet(errs, oldErrs)
+		for _, k := range kept {
+			warnings = append(warnings, k+" (not introduced by this update, so not denied; fix it when you can)")
+		}
 	}
 	missing := h.missingReferences(spec)
 	for _, wait := range h.Retry {
@@ -77,43 +121,130 @@ func (h *Runtimes) validate(req *admissionv1.AdmissionRequest, kind, namespace, 
 	} else {
 		// On UPDATE a missing reference only warns: the class or profile may
 		// be deleted and recreated while the runtime keeps serving.
-		warnings = append(warnings, missing...)
-	}
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		return admission.Denied(http.StatusUnprocessableEntity,
-			fmt.Sprintf("%s %s is invalid:\n- %s", kind, qualified(namespace, name), strings.Join(dedupe(errs), "\n- ")))
+		for _, m := range missing {
+			warnings = append(warnings, causeLine(m))
+		}
 	}
 	sort.Strings(warnings)
+	if len(errs) > 0 {
+		return invalid(o.kind, o.name, qualified(o.namespace, o.name), errs, dedupe(warnings))
+	}
 	return admission.Allowed(dedupe(warnings)...)
 }
 
+// peers is the index the priority check reads: the runtimes of the
+// scope freshly listed from the API server when h.Live can, else the cache.
+func (h *Runtimes) peers(ctx context.Context, o runtimeObject) (*selection.Index, []string) {
+	if h.Live == nil {
+		return h.Index, nil
+	}
+	idx := selection.NewIndex()
+	var err error
+	switch {
+	case o.kind == selection.KindClusterServingRuntime && h.Live.Cluster != nil:
+		var list []v1beta1.ClusterServingRuntime
+		if list, err = h.Live.Cluster(ctx); err == nil {
+			for i := range list {
+				idx.UpsertClusterServingRuntime(&list[i])
+			}
+		}
+	case o.kind == selection.KindServingRuntime && h.Live.Namespaced != nil:
+		var list []v1beta1.ServingRuntime
+		if list, err = h.Live.Namespaced(ctx, o.namespace); err == nil {
+			for i := range list {
+				idx.UpsertServingRuntime(&list[i])
+			}
+		}
+	default:
+		return h.Index, nil
+	}
+	if err != nil {
+		return h.Index, []string{fmt.Sprintf("priority conflicts were checked against the webhook's cache only: listing %ss failed: %v", o.kind, err)}
+	}
+	return idx, nil
+}
+
+// runtimeErrors are the errors of one spec: on its own, and its priority
+// ties with the runtimes of peers.
+func runtimeErrors(peers *selection.Index, o runtimeObject, spec *v1beta1.ServingRuntimeSpec) (field.ErrorList, []string) {
+	lines, warnings := selection.ValidateRuntimeSpec("spec", spec)
+	lines = append(lines, merge.ValidateRuntimeTemplates(spec)...)
+	// A disabled runtime is never selected, so it cannot conflict.
+	if spec.Disabled == nil || !*spec.Disabled {
+		lines = append(lines, peers.PriorityConflicts(o.kind, o.namespace, o.name, spec)...)
+	}
+	errs := validation.ValidateServingRuntimeSpec(spec, field.NewPath("spec"))
+	for _, l := range lines {
+		errs = append(errs, fromLine(l))
+	}
+	return errs, warnings
+}
+
+// ratchet splits errs into those old does not have (still errors) and
+// those it has (kept as warning lines).
+func ratchet(errs, old field.ErrorList) (field.ErrorList, []string) {
+	had := map[string]bool{}
+	for _, e := range old {
+		had[causeLine(e)] = true
+	}
+	var out field.ErrorList
+	var kept []string
+	for _, e := range errs {
+		if had[causeLine(e)] {
+			kept = append(kept, causeLine(e))
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out, kept
+}
+
 // missingReferences lists AcceleratorClasses and profiles the runtime names
-// that do not exist.
-func (h *Runtimes) missingReferences(spec *v1beta1.ServingRuntimeSpec) []string {
-	var out []string
-	classes := map[string][]string{}
+// that do not exist, one error per referring field.
+func (h *Runtimes) missingReferences(spec *v1beta1.ServingRuntimeSpec) field.ErrorList {
+	classes, profiles := references(spec)
+	var out field.ErrorList
+	for _, r := range classes {
+		if _, ok := h.Index.AcceleratorClass(r.name); !ok {
+			out = append(out, fromLine(fmt.Sprintf("%s: AcceleratorClass %q does not exist; create it first or fix the name", r.path, r.name)))
+		}
+	}
+	for _, r := range profiles {
+		if h.Profiles == nil {
+			break
+		}
+		if _, err := h.Profiles.Get(r.name); apierrors.IsNotFound(err) {
+			out = append(out, fromLine(fmt.Sprintf("%s: ClusterEngineRuntimeProfile %q does not exist; create it first or fix the name", r.path, r.name)))
+		}
+	}
+	return out
+}
+
+// reference is a field naming another object.
+type reference struct{ path, name string }
+
+// references lists the AcceleratorClasses and profiles a runtime names, in
+// field order.
+func references(spec *v1beta1.ServingRuntimeSpec) (classes, profiles []reference) {
 	if r := spec.AcceleratorRequirements; r != nil {
 		for i, c := range r.SupportedClasses {
-			classes[c] = append(classes[c], fmt.Sprintf("spec.acceleratorRequirements.supportedClasses[%d]", i))
+			classes = append(classes, reference{fmt.Sprintf("spec.acceleratorRequirements.supportedClasses[%d]", i), c})
 		}
 		for i, p := range r.PreferenceOrder {
-			classes[p.Class] = append(classes[p.Class], fmt.Sprintf("spec.acceleratorRequirements.preferenceOrder[%d].class", i))
+			classes = append(classes, reference{fmt.Sprintf("spec.acceleratorRequirements.preferenceOrder[%d].class", i), p.Class})
 		}
 	}
 	addConfigs := func(path string, cfgs []v1beta1.AcceleratorConfiguration) {
 		for i, c := range cfgs {
-			n := c.Selector.AcceleratorClass
-			classes[n] = append(classes[n], fmt.Sprintf("%s[%d].selector.acceleratorClass", path, i))
+			classes = append(classes, reference{fmt.Sprintf("%s[%d].selector.acceleratorClass", path, i), c.Selector.AcceleratorClass})
+		}
+	}
+	addProfiles := func(path string, refs []v1beta1.EngineRuntimeRef) {
+		for i, r := range refs {
+			profiles = append(profiles, reference{fmt.Sprintf("%s[%d].profileName", path, i), r.ProfileName})
 		}
 	}
 	addConfigs("spec.acceleratorConfigurations", spec.AcceleratorConfigurations)
-	profiles := map[string][]string{}
-	addProfiles := func(path string, refs []v1beta1.EngineRuntimeRef) {
-		for i, r := range refs {
-			profiles[r.ProfileName] = append(profiles[r.ProfileName], fmt.Sprintf("%s[%d].profileName", path, i))
-		}
-	}
 	if e := spec.EngineConfig; e != nil {
 		addConfigs("spec.engineConfig.acceleratorConfigurations", e.AcceleratorConfigurations)
 		addProfiles("spec.engineConfig.engineRuntimes", e.EngineRuntimes)
@@ -125,23 +256,10 @@ func (h *Runtimes) missingReferences(spec *v1beta1.ServingRuntimeSpec) []string 
 	if r := spec.RouterConfig; r != nil {
 		addProfiles("spec.routerConfig.engineRuntimes", r.EngineRuntimes)
 	}
-	for name, paths := range classes {
-		if name == "" {
-			continue
-		}
-		if _, ok := h.Index.AcceleratorClass(name); !ok {
-			out = append(out, fmt.Sprintf("%s: AcceleratorClass %q does not exist; create it first or fix the name", strings.Join(paths, ", "), name))
-		}
-	}
-	for name, paths := range profiles {
-		if h.Profiles == nil {
-			break
-		}
-		if _, err := h.Profiles.Get(name); apierrors.IsNotFound(err) {
-			out = append(out, fmt.Sprintf("%s: ClusterEngineRuntimeProfile %q does not exist; create it first or fix the name", strings.Join(paths, ", "), name))
-		}
-	}
-	return out
+	// An empty name is the schema's to report.
+	classes = slices.DeleteFunc(classes, func(r reference) bool { return r.name == "" })
+	profiles = slices.DeleteFunc(profiles, func(r reference) bool { return r.name == "" })
+	return classes, profiles
 }
 
 func qualified(namespace, name string) string {
