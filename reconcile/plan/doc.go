@@ -50,8 +50,8 @@
 //  1. Groups from pods. Every pod is placed by its labels. A pod that fits
 //     no expected identity (no valid group index, an unknown role, a role
 //     or worker index outside the shape, such as a worker beyond Workers
-//     after workers shrank), or a second live pod of one identity (the
-//     first by name stays), is extra and deleted. One exception: the
+//     after workers shrank), or a second live pod of one identity (a Ready
+//     one stays, else the first by name), is extra and deleted. One exception: the
 //     workers beyond Workers of a live outdated group stay until their
 //     group is rolled or scaled away whole, so a size change rolls group
 //     by group instead of cutting every group at once. Terminating pods

@@ -119,8 +119,11 @@ func observe(spec Spec, pods []Pod) *view {
 			v.extras = append(v.extras, i)
 		case !fits(spec, id):
 			g.candidates = append(g.candidates, i)
+		case hasKey(g.pods, id) && (podReady(v.pods[g.pods[id]]) || !podReady(p)):
+			v.extras = append(v.extras, i) // a duplicate: a Ready one, else the first by name, stays
 		case hasKey(g.pods, id):
-			v.extras = append(v.extras, i) // a duplicate: the first by name stays
+			v.extras = append(v.extras, g.pods[id])
+			g.pods[id] = i
 		default:
 			g.pods[id] = i
 		}
