@@ -101,11 +101,13 @@ func (c *Controller) writeStatus(ctx context.Context, isvc *v1beta1.InferenceSer
 // keep failing, a pin that no longer resolves, Degraded), a Normal one when
 // the service becomes Ready. Counts changing during a roll make no events.
 func (c *Controller) conditionEvents(isvc *v1beta1.InferenceService, old, cur []metav1.Condition) {
+	said := map[string]bool{} // one event per reason: Ready and Degraded often share one
 	for _, n := range cur {
 		o := meta.FindStatusCondition(old, n.Type)
-		if o != nil && o.Status == n.Status && o.Reason == n.Reason {
+		if o != nil && o.Status == n.Status && o.Reason == n.Reason || said[n.Reason] {
 			continue
 		}
+		said[n.Reason] = true
 		switch {
 		case n.Type == v1beta1.ConditionDegraded && n.Status == metav1.ConditionTrue,
 			n.Type == v1beta1.ConditionResolved && n.Status == metav1.ConditionFalse,
