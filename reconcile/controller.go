@@ -75,6 +75,7 @@ type Controller struct {
 
 	mu      sync.Mutex
 	backoff map[string]backoffMemory // by service key
+	clamped map[string]int32         // "<key>/<component>" → replicas last warned about
 }
 
 // managedSelector selects what the controller owns: objects carrying the
@@ -99,7 +100,7 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 		opts.Now = time.Now
 	}
 	c := &Controller{kube: kube, berth: berth, opts: opts, log: opts.Log, m: opts.Metrics, now: opts.Now,
-		backoff: map[string]backoffMemory{}}
+		backoff: map[string]backoffMemory{}, clamped: map[string]int32{}}
 	c.kubeInformers = kubeinformers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, kubeinformers.WithTweakListOptions(managedSelector))
 	c.berthInformers = berthinformers.NewSharedInformerFactory(berth, opts.Resync)
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
 
 	berthfake "github.com/berthdev/berth/api/client/clientset/versioned/fake"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -183,3 +185,26 @@ func TestMissingPinnedRuntimeKeepsPodsAndDegrades(t *testing.T) {
 	})
 	assert.Len(t, f.pods("ns"), 2, "running pods are never torn down because a pin disappeared")
 }
+
+func TestReplicasOutsideBoundsAreClampedAndSaidOnce(t *testing.T) {
+	svc := serviceObj("chat", "rt", 5)
+	svc.Spec.Engine.MaxReplicas = ptr(int32(2))
+	f := newFixture(t, runtimeObj("rt", false), svc)
+	rec := record.NewFakeRecorder(100)
+	f.c.recorder = rec
+	f.syncUntil("ns/chat", func() bool { return len(f.pods("ns")) == 2 })
+	for range 3 {
+		_, err := f.c.sync(f.ctx, "ns/chat")
+		require.NoError(t, err)
+	}
+	close(rec.Events)
+	var clamps []string
+	for e := range rec.Events {
+		if strings.Contains(e, "ReplicasOutOfBounds") {
+			clamps = append(clamps, e)
+		}
+	}
+	assert.Equal(t, []string{"Warning ReplicasOutOfBounds engine: spec.engine.replicas 5 is outside [1, 2]; running 2 group(s). Change minReplicas/maxReplicas to allow it"}, clamps)
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -98,6 +98,7 @@ func (c *Controller) syncComponents(ctx context.Context, key string, isvc *v1bet
 	now := c.now()
 	var results []componentResult
 	for _, t := range topo {
+		c.warnClamped(key, isvc, t)
 		rev, err := merge.Revision(dec.input(isvc, t.Component))
 		if err != nil {
 			return nil, &composeError{component: t.Component, err: err}
@@ -215,6 +216,53 @@ func (c *Controller) forget(key string) {
 	c.exp.Forget(key)
 	c.mu.Lock()
 	delete(c.backoff, key)
+	for _, comp := range []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder, v1beta1.ComponentRouter} {
+		delete(c.clamped, key+"/"+comp)
+	}
 	c.mu.Unlock()
 	c.m.forgetService(key)
+}
+
+// warnClamped says once, as an event, when a component's replicas lie
+// outside [minReplicas, maxReplicas] and the reconciler runs the bound
+// instead. The validating webhook denies such updates of the service, but
+// `kubectl scale` and autoscalers write through the scale subresource,
+// which admission sees as a Scale, not an InferenceService.
+func (c *Controller) warnClamped(key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology) {
+	var asked *int32
+	switch t.Component {
+	case v1beta1.ComponentEngine:
+		if isvc.Spec.Engine != nil {
+			asked = isvc.Spec.Engine.Replicas
+		}
+	case v1beta1.ComponentDecoder:
+		if isvc.Spec.Decoder != nil {
+			asked = isvc.Spec.Decoder.Replicas
+		}
+	case v1beta1.ComponentRouter:
+		if isvc.Spec.Router != nil {
+			asked = isvc.Spec.Router.Replicas
+		}
+	}
+	id := key + "/" + t.Component
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if asked == nil || *asked == t.Replicas {
+		delete(c.clamped, id)
+		return
+	}
+	if c.clamped[id] == *asked {
+		return
+	}
+	c.clamped[id] = *asked
+	c.recorder.Eventf(isvc, corev1.EventTypeWarning, "ReplicasOutOfBounds",
+		"%s: spec.%s.replicas %d is outside [%d, %s]; running %d group(s). Change minReplicas/maxReplicas to allow it",
+		t.Component, t.Component, *asked, t.MinReplicas, boundText(t.MaxReplicas), t.Replicas)
+}
+
+func boundText(maxReplicas int32) string {
+	if maxReplicas == 0 {
+		return "unbounded"
+	}
+	return fmt.Sprint(maxReplicas)
 }
