@@ -313,12 +313,15 @@ func TestCRDRulesFitTheCostBudget(t *testing.T) {
 var fleet = map[string]map[string]string{
 	"h100":      nvidiaLabels("NVIDIA-H100-80GB-HBM3", "81559", "9", "0", "hopper"),
 	"a100-40gb": nvidiaLabels("NVIDIA-A100-SXM4-40GB", "40960", "8", "0", "ampere"),
-	"a100-80gb": nvidiaLabels("NVIDIA-A100-SXM4-80GB", "81920", "8", "0", "ampere"),
-	"h200":      nvidiaLabels("NVIDIA-H200", "143771", "9", "0", "hopper"),
-	"b200":      nvidiaLabels("NVIDIA-B200", "183359", "10", "0", "blackwell"),
-	"mi250x":    {"amd.com/gpu.product": "MI250X", "gpu.amd.com/model": "mi250x", "amd.com/gpu.family": "cdna2"},
-	"intel-max": {"gpu.intel.com/product": "max-1550"},
-	"cpu":       {"node-type": "cpu-only", "instance-type": "spot"},
+	// Not in the kwok fleet: the PCIe A100 of seed 002's alternative
+	// discovery pattern, which nvidia-a100-40gb must discover too.
+	"a100-40gb-pcie": nvidiaLabels("NVIDIA-A100-PCIE-40GB", "40960", "8", "0", "ampere"),
+	"a100-80gb":      nvidiaLabels("NVIDIA-A100-SXM4-80GB", "81920", "8", "0", "ampere"),
+	"h200":           nvidiaLabels("NVIDIA-H200", "143771", "9", "0", "hopper"),
+	"b200":           nvidiaLabels("NVIDIA-B200", "183359", "10", "0", "blackwell"),
+	"mi250x":         {"amd.com/gpu.product": "MI250X", "gpu.amd.com/model": "mi250x", "amd.com/gpu.family": "cdna2"},
+	"intel-max":      {"gpu.intel.com/product": "max-1550"},
+	"cpu":            {"node-type": "cpu-only", "instance-type": "spot"},
 }
 
 func nvidiaLabels(product, memory, major, minor, family string) map[string]string {
@@ -332,17 +335,22 @@ func nvidiaLabels(product, memory, major, minor, family string) map[string]strin
 	}
 }
 
-// discoveryMatches evaluates a class's discovery on node labels with
-// Kubernetes semantics: nodeSelector (and the spec.nodeSelector shorthand)
-// ANDed with the nodeSelectorTerms, which are ORed among themselves.
+// discoveryMatches evaluates a class's discovery on node labels by the
+// rule of docs/design-rules.md, with Kubernetes' own label selectors: the
+// nodeSelector pattern (discovery.nodeSelector and the spec.nodeSelector
+// shorthand, ANDed) and each nodeSelectorTerm are alternatives (ORed).
 func discoveryMatches(spec v1beta1.AcceleratorClassSpec, nodeLabels map[string]string) (bool, error) {
 	set := labels.Set(nodeLabels)
+	pattern := labels.Set{}
 	for _, sel := range []map[string]string{spec.Discovery.NodeSelector, spec.NodeSelector} {
-		if !labels.SelectorFromSet(sel).Matches(set) {
-			return false, nil
+		for k, v := range sel {
+			if w, ok := pattern[k]; ok && w != v {
+				return false, fmt.Errorf("key %s has two values, %q and %q", k, w, v)
+			}
+			pattern[k] = v
 		}
 	}
-	if len(spec.Discovery.NodeSelectorTerms) == 0 {
+	if len(pattern) > 0 && labels.SelectorFromSet(pattern).Matches(set) {
 		return true, nil
 	}
 	ops := map[corev1.NodeSelectorOperator]selection.Operator{
@@ -374,7 +382,7 @@ func discoveryMatches(spec v1beta1.AcceleratorClassSpec, nodeLabels map[string]s
 // exactly the pools of the shared fleet contract it stands for.
 func TestAcceleratorClassesDiscoverTheFleet(t *testing.T) {
 	want := map[string][]string{
-		"nvidia-a100-40gb":  {"a100-40gb"},
+		"nvidia-a100-40gb":  {"a100-40gb", "a100-40gb-pcie"},
 		"nvidia-a100-80gb":  {"a100-80gb"},
 		"nvidia-h100-80gb":  {"h100"},
 		"nvidia-h200-141gb": {"h200"},
@@ -382,7 +390,7 @@ func TestAcceleratorClassesDiscoverTheFleet(t *testing.T) {
 		"amd-mi250x":        {"mi250x"},
 		"intel-max-1550":    {"intel-max"},
 		"small-gpu":         nil, // the fleet has no GPU under 24 GiB
-		"medium-gpu":        {"a100-40gb"},
+		"medium-gpu":        {"a100-40gb", "a100-40gb-pcie"},
 		"large-gpu":         {"a100-80gb", "b200", "h100", "h200"},
 	}
 	ms := readManifests(t, acceleratorsDir)

@@ -9,9 +9,11 @@
 // # Layers, lowest first
 //
 //  1. The incoming pod (the reconciler's skeleton, or a user's pod).
-//  2. Engine and decoder only: the AcceleratorClass's discovery.nodeSelector
-//     and spec.nodeSelector, and its discovery.nodeSelectorTerms as required
-//     node affinity.
+//  2. Engine and decoder only: the AcceleratorClass's discovery
+//     (ClassPlacement): its nodeSelector pattern (discovery.nodeSelector and
+//     spec.nodeSelector) and its discovery.nodeSelectorTerms are
+//     alternatives, as selection matches nodes; without terms the pattern is
+//     a nodeSelector, with terms all of it is required node affinity.
 //  3. The runtime's top-level pod settings: imagePullSecrets, labels and
 //     annotations for every component; nodeSelector, affinity, tolerations
 //     and volumes for engine and decoder only; for the engine also the

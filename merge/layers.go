@@ -145,12 +145,7 @@ func buildPlan(in Input, role string) (*plan, error) {
 	// 1. The AcceleratorClass: where its nodes are.
 	if class != nil {
 		ps := &v1beta1.PodSpec{}
-		ps.NodeSelector = MergeNodeSelector(MergeNodeSelector(nil, class.Spec.Discovery.NodeSelector), class.Spec.NodeSelector)
-		if terms := class.Spec.Discovery.NodeSelectorTerms; len(terms) > 0 {
-			ps.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: cloneTerms(terms)},
-			}}
-		}
+		ps.NodeSelector, ps.Affinity = ClassPlacement(&class.Spec)
 		if len(ps.NodeSelector) > 0 || ps.Affinity != nil {
 			p.Layers = append(p.Layers, layer{Kind: kindClass, Where: "AcceleratorClass " + class.Name + " discovery", Pod: ps})
 		}

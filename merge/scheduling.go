@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
 
 // MergeNodeSelector sets over's keys on base (later layers win per key).
@@ -172,4 +174,85 @@ func unionDeep[T any](base, over []T) []T {
 		}
 	}
 	return base
+}
+
+// ClassPlacement is where an AcceleratorClass's discovery lets a pod run,
+// by the rule selection uses to find the class's nodes: the nodeSelector
+// pattern (discovery.nodeSelector with the spec.nodeSelector shorthand,
+// ANDed) and each discovery.nodeSelectorTerm are alternatives, so a node of
+// the class matches any one of them (seed 002 calls the terms "alternative
+// discovery patterns"). Without terms the pattern is a plain nodeSelector.
+// With terms the whole rule is the class's required node affinity: the
+// pattern becomes one more term, left out when a term already admits every
+// node the pattern matches. A key the two selectors give different values
+// matches no node, as in selection. Other layers are ANDed with the result.
+func ClassPlacement(spec *v1beta1.AcceleratorClassSpec) (map[string]string, *corev1.Affinity) {
+	pattern, conflict := classPattern(spec)
+	terms := spec.Discovery.NodeSelectorTerms
+	if len(terms) == 0 && !conflict {
+		if len(pattern) == 0 {
+			return nil, nil
+		}
+		ns := make(map[string]string, len(pattern))
+		for _, r := range pattern {
+			ns[r.Key] = r.Values[0]
+		}
+		return ns, nil
+	}
+	var out []corev1.NodeSelectorTerm
+	if len(pattern) > 0 && !slices.ContainsFunc(terms, func(t corev1.NodeSelectorTerm) bool { return impliedBy(t, pattern) }) {
+		out = append(out, corev1.NodeSelectorTerm{MatchExpressions: pattern})
+	}
+	out = append(out, cloneTerms(terms)...)
+	return nil, &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: out},
+	}}
+}
+
+// classPattern is the class's nodeSelector pattern as In requirements
+// sorted by key; conflict reports a key with two different values.
+func classPattern(spec *v1beta1.AcceleratorClassSpec) ([]corev1.NodeSelectorRequirement, bool) {
+	var reqs []corev1.NodeSelectorRequirement
+	conflict := false
+	for _, m := range []map[string]string{spec.Discovery.NodeSelector, spec.NodeSelector} {
+		for k, v := range m {
+			i := slices.IndexFunc(reqs, func(r corev1.NodeSelectorRequirement) bool { return r.Key == k })
+			switch {
+			case i < 0:
+				reqs = append(reqs, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: []string{v}})
+			case reqs[i].Values[0] != v:
+				conflict = true
+				reqs = append(reqs, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: []string{v}})
+			}
+		}
+	}
+	slices.SortStableFunc(reqs, func(a, b corev1.NodeSelectorRequirement) int {
+		return strings.Compare(a.Key+"\x00"+a.Values[0], b.Key+"\x00"+b.Values[0])
+	})
+	return reqs, conflict
+}
+
+// impliedBy reports whether every node the pattern matches also matches t.
+func impliedBy(t corev1.NodeSelectorTerm, pattern []corev1.NodeSelectorRequirement) bool {
+	if len(t.MatchFields) > 0 || len(t.MatchExpressions) == 0 {
+		return false
+	}
+	value := func(k string) (string, bool) {
+		i := slices.IndexFunc(pattern, func(r corev1.NodeSelectorRequirement) bool { return r.Key == k })
+		if i < 0 {
+			return "", false
+		}
+		return pattern[i].Values[0], true
+	}
+	for _, r := range t.MatchExpressions {
+		v, ok := value(r.Key)
+		switch {
+		case r.Operator == corev1.NodeSelectorOpIn && ok && slices.Contains(r.Values, v):
+		case r.Operator == corev1.NodeSelectorOpNotIn && ok && !slices.Contains(r.Values, v):
+		case r.Operator == corev1.NodeSelectorOpExists && ok:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -334,13 +334,35 @@ func TestNodeSelectorTerms(t *testing.T) {
 		})
 	}
 
-	t.Run("nodeSelector AND spec.nodeSelector AND terms", func(t *testing.T) {
-		o := class("c", cTerms(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{expr("zone", corev1.NodeSelectorOpIn, "a")}}))
+	t.Run("nodeSelector and spec.nodeSelector are one pattern, ANDed", func(t *testing.T) {
+		o := class("c")
 		o.Spec.Discovery.NodeSelector = map[string]string{"gpu.product": "H100"}
 		o.Spec.NodeSelector = map[string]string{"gpu.memory": "81920"}
 		assert.True(t, compileClass(o).matchesNode(node))
 		o.Spec.NodeSelector = map[string]string{"gpu.memory": "40960"}
 		assert.False(t, compileClass(o).matchesNode(node))
+	})
+	// Seed 002's nvidia-a100-40gb: nodeSelector names the SXM4 part and
+	// nodeSelectorTerms are "alternative discovery patterns" adding PCIe.
+	// The nodeSelector pattern and each term are alternatives (ORed).
+	t.Run("seed 002: nodeSelector and nodeSelectorTerms are alternatives", func(t *testing.T) {
+		o := class("nvidia-a100-40gb", cTerms(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+			expr("nvidia.com/gpu.product", corev1.NodeSelectorOpIn, "NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-PCIE-40GB")}}))
+		o.Spec.Discovery.NodeSelector = map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}
+		c := compileClass(o)
+		for product, want := range map[string]bool{"NVIDIA-A100-SXM4-40GB": true, "NVIDIA-A100-PCIE-40GB": true, "NVIDIA-H100-80GB-HBM3": false} {
+			n := NodeInfo{Name: "n", Labels: map[string]string{"nvidia.com/gpu.product": product}}
+			assert.Equal(t, want, c.matchesNode(n), product)
+		}
+	})
+	t.Run("seed 002: AMD nodes labelled either way", func(t *testing.T) {
+		o := class("amd-mi250x", cTerms(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+			expr("gpu.amd.com/model", corev1.NodeSelectorOpIn, "mi250x", "MI250X")}}))
+		o.Spec.Discovery.NodeSelector = map[string]string{"amd.com/gpu.product": "MI250X"}
+		c := compileClass(o)
+		assert.True(t, c.matchesNode(NodeInfo{Name: "a", Labels: map[string]string{"amd.com/gpu.product": "MI250X"}}))
+		assert.True(t, c.matchesNode(NodeInfo{Name: "b", Labels: map[string]string{"gpu.amd.com/model": "mi250x"}}))
+		assert.False(t, c.matchesNode(NodeInfo{Name: "c", Labels: map[string]string{"gpu.amd.com/model": "mi300x"}}))
 	})
 	t.Run("a class without any selector discovers no node", func(t *testing.T) {
 		o := class("c")

@@ -140,19 +140,19 @@ func compileClass(o *v1beta1.AcceleratorClass) *classEntry {
 	return c
 }
 
-// matchesNode is discovery.nodeSelector AND spec.nodeSelector AND (any of
-// discovery.nodeSelectorTerms). A class with no selector at all discovers
-// no node: matching every node would count CPU nodes as accelerators.
+// matchesNode: the nodeSelector pattern (discovery.nodeSelector and the
+// spec.nodeSelector shorthand, ANDed) and each discovery.nodeSelectorTerm
+// are alternatives, ORed as Kubernetes ORs the terms of a node selector:
+// seed 002 calls the terms "alternative discovery patterns", and its A100
+// class pins the SXM4 part in nodeSelector while a term adds the PCIe one.
+// merge.ClassPlacement gives pods the same rule. A class with no selector
+// at all discovers no node: matching every node would count CPU nodes as
+// accelerators.
 func (c *classEntry) matchesNode(n NodeInfo) bool {
 	if !c.hasSelector {
 		return false
 	}
-	for k, v := range c.selector {
-		if got, ok := n.Labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	if len(c.terms) == 0 {
+	if len(c.selector) > 0 && labelsMatch(c.selector, n.Labels) {
 		return true
 	}
 	for i := range c.terms {

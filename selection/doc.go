@@ -50,4 +50,13 @@
 // nodes can host a whole group (GPUs per pod × (1 + worker.size)) wins;
 // when none can, the best class is chosen and the Decision says it is
 // unavailable. Explicit names that do not exist are errors.
+//
+// # Discovery
+//
+// A class's nodes match its nodeSelector pattern (discovery.nodeSelector
+// and the spec.nodeSelector shorthand, ANDed) or any of
+// discovery.nodeSelectorTerms: the terms are seed 002's "alternative
+// discovery patterns", ORed with the pattern and each other as Kubernetes
+// ORs node selector terms. A class without any selector has no nodes.
+// merge.ClassPlacement gives the class's pods the same rule.
 package selection

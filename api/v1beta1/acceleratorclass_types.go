@@ -83,8 +83,10 @@ type AcceleratorCapabilities struct {
 }
 
 // AcceleratorDiscovery tells how to find the nodes that carry the accelerator.
-// nodeSelector and nodeSelectorTerms are ANDed; terms are ORed among
-// themselves, as in Kubernetes node affinity.
+// The nodeSelector (with the spec.nodeSelector shorthand) is one pattern and
+// each of nodeSelectorTerms is an alternative one (seed 002): a node belongs
+// to the class when it matches any of them, as Kubernetes ORs node selector
+// terms. Pods of the class get the same rule as required node affinity.
 // +kubebuilder:validation:XValidation:rule="!has(self.nodeSelectorTerms) || self.nodeSelectorTerms.all(t, !has(t.matchExpressions) || t.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']))",message="nodeSelectorTerms operators must be In, NotIn, Exists, DoesNotExist, Gt or Lt (Gt and Lt compare integers, as in Kubernetes)"
 type AcceleratorDiscovery struct {
 	// NodeSelector labels every node of the class carries.
