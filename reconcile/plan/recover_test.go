@@ -10,23 +10,45 @@ import (
 	"github.com/berthdev/berth/api/v1beta1"
 )
 
-func TestRule6Failures(t *testing.T) {
+type rule6Case struct {
+	name    string
+	spec    Spec
+	pods    []Pod
+	memory  Backoff
+	want    actions
+	backoff Backoff
+	events  []string // reasons
+}
+
+func runRule6(t *testing.T, cases []rule6Case) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Next(tc.spec, tc.pods, tc.memory, t0)
+			assert.Equal(t, tc.want, actionsOf(got))
+			assert.Equal(t, tc.backoff, got.Backoff)
+			var reasons []string
+			for _, e := range got.Events {
+				reasons = append(reasons, e.Reason)
+			}
+			assert.Equal(t, tc.events, reasons)
+		})
+	}
+}
+
+// rule6Pods: group 0 of a leader and 2 workers, worker 1 crash-looping or Failed.
+var (
+	crash        = restarting(3, t0.Add(-time.Minute))
+	g0           = mnGroup(0, 2, "new")
+	sickWorker   = worker(0, 1, "new", crash)
+	withSick     = []Pod{g0[0], sickWorker, g0[2]}
+	failedWorker = worker(0, 1, "new", failedAt(t0.Add(-time.Minute)))
+	withFailed   = []Pod{g0[0], failedWorker, g0[2]}
+)
+
+func TestRule6Policies(t *testing.T) {
 	sec := time.Second
-	crash := restarting(3, t0.Add(-time.Minute))
-	g0 := mnGroup(0, 2, "new")
-	sickWorker := worker(0, 1, "new", crash)
-	withSick := []Pod{g0[0], sickWorker, g0[2]}
-	failedWorker := worker(0, 1, "new", failedAt(t0.Add(-time.Minute)))
-	withFailed := []Pod{g0[0], failedWorker, g0[2]}
-	cases := []struct {
-		name    string
-		spec    Spec
-		pods    []Pod
-		memory  Backoff
-		want    actions
-		backoff Backoff
-		events  []string // reasons
-	}{
+	runRule6(t, []rule6Case{
 		{name: "RoleRecreate deletes only the failing pod",
 			spec: mkSpec(1, multi(2)), pods: withSick,
 			want:    actions{Delete: []PodRef{del(sickWorker, ReasonRecreatingPod)}},
@@ -56,6 +78,12 @@ func TestRule6Failures(t *testing.T) {
 			spec: mkSpec(1, multi(2), grace(60*sec)), pods: withSick,
 			want:    actions{Delete: []PodRef{del(sickWorker, ReasonRecreatingPod)}},
 			backoff: Backoff{0: {Count: 1, Last: t0}}, events: []string{ReasonRecreatingPod, ReasonBackOff}},
+	})
+}
+
+func TestRule6Backoff(t *testing.T) {
+	sec := time.Second
+	runRule6(t, []rule6Case{
 		{name: "the second recovery waits 10s after the first",
 			spec: mkSpec(1, multi(2)), pods: withSick, memory: Backoff{0: {Count: 1, Last: t0.Add(-4 * sec)}},
 			want: actions{Requeue: 6 * sec}, backoff: Backoff{0: {Count: 1, Last: t0.Add(-4 * sec)}}},
@@ -97,19 +125,7 @@ func TestRule6Failures(t *testing.T) {
 			spec: mkSpec(1, policy(v1beta1.ServingGroupRecreate)), pods: []Pod{single(0, "new"), single(1, "new", crash)},
 			want:    actions{Delete: []PodRef{del(single(1, "new", crash), ReasonScalingDown)}},
 			backoff: Backoff{}, events: []string{ReasonScalingDown}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := Next(tc.spec, tc.pods, tc.memory, t0)
-			assert.Equal(t, tc.want, actionsOf(got))
-			assert.Equal(t, tc.backoff, got.Backoff)
-			var reasons []string
-			for _, e := range got.Events {
-				reasons = append(reasons, e.Reason)
-			}
-			assert.Equal(t, tc.events, reasons)
-		})
-	}
+	})
 }
 
 func TestRule6Events(t *testing.T) {
