@@ -24,8 +24,9 @@
 //   - Serving group (group): the pods that serve together, ordinal g >= 0.
 //     Single-pod groups have one pod of role "". Multi-node groups have a
 //     leader (role leader, worker index 0) and Spec.Workers workers (role
-//     worker, indices 1..Workers). The expected pods of a group are the
-//     identities (group, role, worker index) its shape calls for.
+//     worker, indices 1..Workers). That is the group's shape; the expected
+//     pods of a group are the identities (group, role, worker index) its
+//     shape calls for.
 //   - Slot: (group, worker index), what a pod's name is made of; two pods
 //     in one slot may have the same name whatever their roles.
 //   - Live pod: a pod without deletionTimestamp. Live group: a group with
@@ -47,15 +48,18 @@
 //
 // # Rules
 //
-//  1. Groups from pods. Every pod is placed by its labels. A pod that fits
-//     no expected identity (no valid group index, an unknown role, a role
-//     or worker index outside the shape, such as a worker beyond Workers
-//     after workers shrank), or a second live pod of one identity (a Ready
-//     one stays, else the first by name), is extra and deleted. One exception: the
-//     workers beyond Workers of a live outdated group stay until their
-//     group is rolled or scaled away whole, so a size change rolls group
-//     by group instead of cutting every group at once. Terminating pods
-//     are never deleted again; they hold their slot until they are gone.
+//  1. Groups from pods. Every pod is placed by its labels. A group at the
+//     current revision is judged by the spec's shape; an outdated group by
+//     the shape it was made with: a leader and GroupSize-1 workers as its
+//     pods say (else as many workers as its highest worker index), or one
+//     pod when none of its pods has a role. A change of Workers or
+//     MultiNode changes the revision, so old groups stay whole and Ready
+//     and roll one by one (rule 5) instead of all turning incomplete at
+//     once. A pod outside its group's shape (no valid group index, an
+//     unknown role, a worker beyond the shape) or a second live pod of one
+//     identity (a Ready one stays, else the first by name) is extra and
+//     deleted. Terminating pods are never deleted again; they hold their
+//     slot and their ordinal until they are gone.
 //  2. Scale up. While fewer groups are live than Replicas, the lowest
 //     ordinals without a live group are filled; a surviving higher
 //     ordinal counts toward Replicas, so holes are allowed (Kthena). All

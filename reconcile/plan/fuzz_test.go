@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func fuzzInput(data []byte) (Spec, []Pod, Backoff) {
 	// Well-formed groups first, mostly Ready, then pods of any identity.
 	var ids []ident
 	for g := range int32(s.n(7)) {
-		ids = append(ids, expected(withDefaults(spec), g)...)
+		ids = append(ids, expected(specShape(withDefaults(spec)), g)...)
 	}
 	var pods []Pod
 	for i := range len(ids) + s.n(12) {
@@ -60,6 +61,7 @@ func fuzzInput(data []byte) (Spec, []Pod, Backoff) {
 			Ready:    s.n(4) > 0, Terminating: s.n(6) == 0, Restarts: int32(s.n(4) / 3),
 			Unschedulable: pick(s, "", "", "0/3 nodes are available", "0/9 nodes are available"),
 			RecreateCount: int32(s.n(4)),
+			GroupSize:     pick(s, int32(0), spec.Workers+1, int32(s.n(4))),
 		}
 		if s.n(2) == 1 {
 			p.FailingSince = t0.Add(-time.Duration(s.n(120)) * time.Second)
@@ -120,7 +122,7 @@ func checkStep(t *testing.T, spec Spec, pods []Pod, memory Backoff) {
 		require.False(t, created[id], "created twice: %+v", c)
 		created[id] = true
 		require.False(t, occupied[id.slot()], "create where a pod is: %+v", c)
-		require.True(t, c.Group >= 0 && fits(ds, id), "create outside the shape: %+v", c)
+		require.True(t, c.Group >= 0 && fits(specShape(ds), id), "create outside the shape: %+v", c)
 	}
 	require.GreaterOrEqual(t, st.Requeue, time.Duration(0))
 
@@ -137,26 +139,46 @@ func checkStep(t *testing.T, spec Spec, pods []Pod, memory Backoff) {
 	require.True(t, s.Unavailable >= 0 && s.Unavailable <= desired)
 }
 
-// fuzzReady counts Ready groups by the test's own account: every expected
-// identity has a live, Ready, running pod not in skip.
+// fuzzReady counts Ready groups by the test's own account of the rule:
+// every pod its group needs is live, Ready and running, and not in skip.
+// A group at the current revision needs the spec's pods; an outdated one
+// the pods it was made with: one pod when none of its pods has a leader or
+// worker role, else a leader and GroupSize-1 workers (the leader's size
+// first), or as many workers as its highest worker index says.
 func fuzzReady(spec Spec, pods []Pod, skip map[string]bool) int32 {
-	ok := map[ident]bool{}
-	groups := map[int32]bool{}
+	byGroup := map[int32][]Pod{}
 	for _, p := range pods {
-		if p.Group >= 0 && !p.Terminating && !skip[p.UID] {
-			groups[p.Group] = true
-			if p.Ready && p.Phase != corev1.PodFailed && p.Phase != corev1.PodSucceeded {
-				ok[podIdent(p)] = true
-			}
+		if p.Group >= 0 && !p.Terminating && knownRole(p.Role) {
+			byGroup[p.Group] = append(byGroup[p.Group], p)
 		}
 	}
 	var n int32
-	for g := range groups {
-		all := true
-		for _, id := range expected(spec, g) {
-			all = all && ok[id]
+	for g, ps := range byGroup {
+		need := specShape(spec)
+		if slices.ContainsFunc(ps, func(p Pod) bool { return p.Revision != spec.Revision }) {
+			need = shape{}
+			for _, p := range ps {
+				need.multi = need.multi || p.Role != ""
+				if p.Role == RoleWorker && p.Worker > need.workers {
+					need.workers = p.Worker
+				}
+			}
+			if i := slices.IndexFunc(ps, func(p Pod) bool { return p.Role == RoleLeader && p.GroupSize > 0 }); i >= 0 {
+				need.workers = ps[i].GroupSize - 1
+			} else if i := slices.IndexFunc(ps, func(p Pod) bool { return p.GroupSize > 0 }); i >= 0 {
+				need.workers = ps[i].GroupSize - 1
+			}
+			if !need.multi {
+				need.workers = 0
+			}
 		}
-		if all {
+		ready := true
+		for _, id := range expected(need, g) {
+			ready = ready && slices.ContainsFunc(ps, func(p Pod) bool {
+				return podIdent(p) == id && !skip[p.UID] && p.Ready && p.Phase != corev1.PodFailed && p.Phase != corev1.PodSucceeded
+			})
+		}
+		if ready {
 			n++
 		}
 	}

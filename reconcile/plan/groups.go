@@ -23,17 +23,23 @@ func (id ident) slot() slot { return slot{id.group, id.worker} }
 
 func podIdent(p Pod) ident { return ident{p.Group, p.Role, p.Worker} }
 
+// shape is what a group is made of: one pod, or a leader and workers.
+type shape struct {
+	multi   bool
+	workers int32
+}
+
 // group is what rule 1 knows about one ordinal.
 type group struct {
 	ordinal int32
-	// pods holds the live expected pods by identity (indices into
-	// view.pods); members the live pods deleted with the group: expected
-	// ones and the extra workers kept for the roll, sorted.
+	// shape is the spec's, or for an outdated group its own (rule 1).
+	shape shape
+	// all holds the live pods of the ordinal with a known role (indices
+	// into view.pods), sorted; pods the live expected pods by identity;
+	// members the same sorted: what deleting the group deletes.
+	all     []int
 	pods    map[ident]int
 	members []int
-	// candidates are live pods of this ordinal whose identity does not fit
-	// the spec's shape; rule 1 keeps or deletes them.
-	candidates []int
 	// missing are expected identities without a live pod, sorted.
 	missing []ident
 	// live: at least one expected pod is not terminating. ready: every
@@ -51,8 +57,9 @@ type view struct {
 	// groups by ordinal, for every ordinal that has a pod; ordinals sorted.
 	groups   map[int32]*group
 	ordinals []int32
-	// extras are live pods rule 1 deletes.
+	// extras are live pods rule 1 deletes, and why.
 	extras []int
+	misfit map[int]string
 	// occupied slots: any pod, live or terminating, sits there.
 	occupied map[slot]bool
 	// live and ready count groups.
@@ -69,25 +76,28 @@ func sortPods(pods []Pod) []Pod {
 	return out
 }
 
-// expected lists the identities of group g's pods under spec, sorted.
-func expected(spec Spec, g int32) []ident {
-	if !spec.MultiNode {
+// specShape is the shape the spec asks for.
+func specShape(spec Spec) shape { return shape{spec.MultiNode, spec.Workers} }
+
+// expected lists the identities of group g's pods in shape s, sorted.
+func expected(s shape, g int32) []ident {
+	if !s.multi {
 		return []ident{{g, "", 0}}
 	}
 	ids := []ident{{g, RoleLeader, 0}}
-	for w := int32(1); w <= spec.Workers; w++ {
+	for w := int32(1); w <= s.workers; w++ {
 		ids = append(ids, ident{g, RoleWorker, w})
 	}
 	return ids
 }
 
-// fits reports whether id is an expected identity under spec.
-func fits(spec Spec, id ident) bool {
-	if !spec.MultiNode {
+// fits reports whether id is an expected identity in shape s.
+func fits(s shape, id ident) bool {
+	if !s.multi {
 		return id.role == "" && id.worker == 0
 	}
 	return (id.role == RoleLeader && id.worker == 0) ||
-		(id.role == RoleWorker && id.worker >= 1 && id.worker <= spec.Workers)
+		(id.role == RoleWorker && id.worker >= 1 && id.worker <= s.workers)
 }
 
 // knownRole reports whether r is a role the planner knows.
@@ -105,27 +115,24 @@ func failing(p Pod) bool { return terminal(p) || (p.Restarts > 0 && !podReady(p)
 // observe applies rule 1: it places every pod in its group, finds the
 // extras and duplicates, and derives each group's state.
 func observe(spec Spec, pods []Pod) *view {
-	v := &view{spec: spec, pods: sortPods(pods), groups: map[int32]*group{}, occupied: map[slot]bool{}}
+	v := &view{spec: spec, pods: sortPods(pods), groups: map[int32]*group{}, misfit: map[int]string{}, occupied: map[slot]bool{}}
 	for i, p := range v.pods {
-		id := podIdent(p)
-		var g *group
 		if p.Group >= 0 {
-			v.occupied[id.slot()] = true
-			g = v.group(p.Group)
+			v.occupied[podIdent(p).slot()] = true
 		}
 		switch {
 		case p.Terminating:
-		case g == nil || !knownRole(p.Role):
-			v.extras = append(v.extras, i)
-		case !fits(spec, id):
-			g.candidates = append(g.candidates, i)
-		case hasKey(g.pods, id) && (podReady(v.pods[g.pods[id]]) || !podReady(p)):
-			v.extras = append(v.extras, i) // a duplicate: a Ready one, else the first by name, stays
-		case hasKey(g.pods, id):
-			v.extras = append(v.extras, g.pods[id])
-			g.pods[id] = i
+			if p.Group >= 0 {
+				v.group(p.Group) // its ordinal is taken until it is gone
+			}
+		case p.Group < 0:
+			v.extra(i, "its group index is missing or invalid")
+		case !knownRole(p.Role):
+			v.group(p.Group)
+			v.extra(i, "role "+p.Role+" is not leader or worker")
 		default:
-			g.pods[id] = i
+			g := v.group(p.Group)
+			g.all = append(g.all, i)
 		}
 	}
 	for _, o := range v.ordinals {
@@ -136,6 +143,12 @@ func observe(spec Spec, pods []Pod) *view {
 }
 
 func hasKey[K comparable, V any](m map[K]V, k K) bool { _, ok := m[k]; return ok }
+
+// extra marks pod i for deletion under rule 1.
+func (v *view) extra(i int, why string) {
+	v.extras = append(v.extras, i)
+	v.misfit[i] = why
+}
 
 // group returns the group of ordinal o, adding it in order.
 func (v *view) group(o int32) *group {
@@ -149,12 +162,68 @@ func (v *view) group(o int32) *group {
 	return g
 }
 
-// derive computes a group's state from its pods, and decides which of its
-// misfits are kept for the roll (rule 1).
+// ownShape is the shape an outdated group was made with: one pod when
+// none of its pods has a leader or worker role, else a leader and
+// GroupSize-1 workers as its pods say (the leader first), or as many as
+// its highest worker index when they do not.
+func (v *view) ownShape(g *group) shape {
+	var s shape
+	var size int32
+	for _, i := range g.all {
+		p := v.pods[i]
+		if p.Role == RoleLeader || p.Role == RoleWorker {
+			s.multi = true
+		}
+		if p.Role == RoleWorker {
+			s.workers = max(s.workers, p.Worker)
+		}
+		if p.GroupSize > 0 && (size == 0 || p.Role == RoleLeader) {
+			size = p.GroupSize
+		}
+	}
+	if s.multi && size > 0 {
+		s.workers = size - 1
+	}
+	if !s.multi {
+		s.workers = 0
+	}
+	return s
+}
+
+// derive computes a group's state from its pods (rule 1): its shape, its
+// expected pods (a Ready one of duplicates, else the first by name), the
+// extras, readiness and revision.
 func (v *view) derive(g *group) {
+	g.shape = specShape(v.spec)
+	for _, i := range g.all {
+		g.outdated = g.outdated || v.pods[i].Revision != v.spec.Revision
+		g.recreateCount = max(g.recreateCount, v.pods[i].RecreateCount)
+	}
+	if g.outdated {
+		g.shape = v.ownShape(g)
+	}
+	for _, i := range g.all {
+		id := podIdent(v.pods[i])
+		switch j, dup := g.pods[id]; {
+		case !fits(g.shape, id):
+			v.extra(i, shapeText(g.shape))
+		case dup && (podReady(v.pods[j]) || !podReady(v.pods[i])):
+			v.extra(i, "another pod has the same group, role and worker index")
+		case dup:
+			v.extra(j, "another pod has the same group, role and worker index")
+			g.pods[id] = i
+		default:
+			g.pods[id] = i
+		}
+	}
+	v.readiness(g)
+}
+
+// readiness sets live, ready, readySince, members and missing.
+func (v *view) readiness(g *group) {
 	g.live = len(g.pods) > 0
 	g.ready = g.live
-	for _, id := range expected(v.spec, g.ordinal) {
+	for _, id := range expected(g.shape, g.ordinal) {
 		i, ok := g.pods[id]
 		if !ok {
 			g.missing = append(g.missing, id)
@@ -168,22 +237,18 @@ func (v *view) derive(g *group) {
 			g.readySince = p.ReadySince
 		}
 	}
-	for _, i := range append(slices.Clone(g.members), g.candidates...) {
-		g.outdated = g.outdated || v.pods[i].Revision != v.spec.Revision
-		g.recreateCount = max(g.recreateCount, v.pods[i].RecreateCount)
-	}
-	for _, i := range g.candidates {
-		if g.live && g.outdated && v.pods[i].Role == RoleWorker && v.pods[i].Worker > v.spec.Workers {
-			g.members = append(g.members, i) // an old group keeps its shape until it is rolled
-		} else {
-			v.extras = append(v.extras, i)
-		}
-	}
-	slices.Sort(g.members)
 	if g.live {
 		v.live++
 	}
 	if g.ready {
 		v.ready++
 	}
+}
+
+// shapeText says what a group is made of, for messages.
+func shapeText(s shape) string {
+	if !s.multi {
+		return "its group is a single pod"
+	}
+	return "its group is a leader and " + plural(s.workers, "worker")
 }

@@ -43,8 +43,10 @@ func worker(g, w int32, rev string, mods ...func(*Pod)) Pod {
 	return mkPod(g, RoleWorker, w, rev, mods...)
 }
 
-// group builds a multi-node group: leader and workers 1..n.
+// mnGroup builds a multi-node group: leader and workers 1..n, each
+// carrying the group size n+1 as the reconciler's env does.
 func mnGroup(g, n int32, rev string, mods ...func(*Pod)) []Pod {
+	mods = append([]func(*Pod){func(p *Pod) { p.GroupSize = n + 1 }}, mods...)
 	pods := []Pod{leader(g, rev, mods...)}
 	for w := int32(1); w <= n; w++ {
 		pods = append(pods, worker(g, w, rev, mods...))
@@ -122,7 +124,7 @@ func cr(g int32, role string, w int32) PodID { return PodID{Group: g, Role: role
 func groupCreates(spec Spec, count int32, gs ...int32) []PodID {
 	var out []PodID
 	for _, g := range gs {
-		for _, id := range expected(withDefaults(spec), g) {
+		for _, id := range expected(specShape(withDefaults(spec)), g) {
 			out = append(out, PodID{Group: g, Role: id.role, Worker: id.worker, RecreateCount: count})
 		}
 	}

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -54,8 +55,36 @@ func ObservePod(pod *corev1.Pod) (Pod, error) {
 			out.RecreateCount = int32(n)
 		}
 	}
+	out.GroupSize = groupSize(&pod.Spec)
 	observeStatus(&pod.Status, &out)
 	return out, errors.Join(errs...)
+}
+
+// The group env the reconciler and the webhook give every pod of a
+// multi-pod group (package merge's EnvGroupSize and EnvLWSGroupSize).
+const (
+	envGroupSize    = "BERTH_GROUP_SIZE"
+	envLWSGroupSize = "LWS_GROUP_SIZE"
+)
+
+// groupSize reads the group size from the first container that sets
+// BERTH_GROUP_SIZE, else LWS_GROUP_SIZE; 0 when none does or it is not a
+// positive number.
+func groupSize(spec *corev1.PodSpec) int32 {
+	for _, name := range []string{envGroupSize, envLWSGroupSize} {
+		for _, c := range append(slices.Clone(spec.Containers), spec.InitContainers...) {
+			for _, e := range c.Env {
+				if e.Name == name && e.ValueFrom == nil {
+					n, err := strconv.ParseInt(e.Value, 10, 32)
+					if err != nil || n < 1 {
+						return 0
+					}
+					return int32(n)
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // readIndex reads a non-negative int32 label; a missing one is an error

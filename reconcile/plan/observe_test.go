@@ -11,22 +11,46 @@ import (
 	"github.com/berthdev/berth/api/v1beta1"
 )
 
-func TestObservePod(t *testing.T) {
-	at := func(d time.Duration) metav1.Time { return metav1.NewTime(t0.Add(d)) }
-	base := func(labels map[string]string, ann map[string]string) *corev1.Pod {
-		return &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc-engine-2-1", UID: "u1", Labels: labels, Annotations: ann},
-			Status:     corev1.PodStatus{Phase: corev1.PodRunning},
-		}
+type observeCase struct {
+	name   string
+	pod    *corev1.Pod
+	status corev1.PodStatus
+	want   Pod
+	err    string
+}
+
+// observeBase is a pod named svc-engine-2-1 with the given labels and annotations.
+func observeBase(labels, ann map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc-engine-2-1", UID: "u1", Labels: labels, Annotations: ann},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
 	}
+}
+
+func at(d time.Duration) metav1.Time { return metav1.NewTime(t0.Add(d)) }
+
+func runObserve(t *testing.T, cases []observeCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.status.Phase != "" {
+				tc.pod.Status = tc.status
+			}
+			got, err := ObservePod(tc.pod)
+			assert.Equal(t, tc.want, got)
+			if tc.err == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, tc.err)
+			}
+		})
+	}
+}
+
+func TestObservePodStatus(t *testing.T) {
+	base := observeBase
 	ids := map[string]string{v1beta1.LabelGroupIndex: "2", v1beta1.LabelRole: "worker", v1beta1.LabelWorkerIndex: "1"}
-	cases := []struct {
-		name   string
-		pod    *corev1.Pod
-		status corev1.PodStatus
-		want   Pod
-		err    string
-	}{
+	runObserve(t, []observeCase{
 		{name: "a Ready worker",
 			pod: base(ids, map[string]string{v1beta1.AnnotationRevision: "r1", v1beta1.AnnotationRecreateCount: "2"}),
 			status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
@@ -67,6 +91,12 @@ func TestObservePod(t *testing.T) {
 			status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}},
 			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: 1, Phase: corev1.PodPending}},
+	})
+}
+
+func TestObservePodIdentity(t *testing.T) {
+	base := observeBase
+	runObserve(t, []observeCase{
 		{name: "no group index: extra",
 			pod:  base(map[string]string{v1beta1.LabelRole: "worker"}, nil),
 			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: -1, Role: "worker", Phase: corev1.PodRunning},
@@ -87,21 +117,20 @@ func TestObservePod(t *testing.T) {
 				return p
 			}(),
 			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: 3, Phase: corev1.PodRunning, Terminating: true}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.status.Phase != "" {
-				tc.pod.Status = tc.status
-			}
-			got, err := ObservePod(tc.pod)
-			assert.Equal(t, tc.want, got)
-			if tc.err == "" {
-				assert.NoError(t, err)
-			} else {
-				assert.ErrorContains(t, err, tc.err)
-			}
-		})
-	}
-	_, err := ObservePod(nil)
+	})
+	withEnv := observeBase(map[string]string{v1beta1.LabelGroupIndex: "0", v1beta1.LabelRole: "leader"}, nil)
+	withEnv.Spec.InitContainers = []corev1.Container{{Env: []corev1.EnvVar{{Name: "LWS_GROUP_SIZE", Value: "4"}}}}
+	withEnv.Spec.Containers = []corev1.Container{{Env: []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "BERTH_GROUP_SIZE", Value: "3"}}}}
+	got, err := ObservePod(withEnv)
+	assert.NoError(t, err)
+	assert.Equal(t, int32(3), got.GroupSize, "BERTH_GROUP_SIZE first")
+	withEnv.Spec.Containers = nil
+	got, _ = ObservePod(withEnv)
+	assert.Equal(t, int32(4), got.GroupSize, "then LWS_GROUP_SIZE, from any container")
+	withEnv.Spec.InitContainers[0].Env[0].Value = "zero"
+	got, _ = ObservePod(withEnv)
+	assert.Equal(t, int32(0), got.GroupSize, "unknown")
+
+	_, err = ObservePod(nil)
 	assert.Error(t, err)
 }

@@ -85,7 +85,7 @@ func (p *planner) dueFailures(g *group) []int {
 	var due []int
 	for _, i := range g.members {
 		pod := p.pods[i]
-		if !fits(p.spec, podIdent(pod)) || !p.actsOn(pod) {
+		if !p.actsOn(pod) {
 			continue
 		}
 		if !pod.FailingSince.IsZero() {

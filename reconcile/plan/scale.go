@@ -6,30 +6,13 @@ import (
 	"strings"
 )
 
-// deleteExtras applies rule 1: pods outside the component's shape, and
+// deleteExtras applies rule 1: pods outside their group's shape, and
 // duplicates, are deleted.
 func (p *planner) deleteExtras() {
 	for _, i := range p.extras {
 		pod := p.pods[i]
 		p.deletePod(i, ReasonExtraPod)
-		p.event(EventNormal, ReasonExtraPod, "%s: deleting pod %s: %s", p.spec.Component, pod.Name, p.misfit(pod))
-	}
-}
-
-// misfit says why a pod is extra.
-func (p *planner) misfit(pod Pod) string {
-	id := podIdent(pod)
-	switch {
-	case pod.Group < 0:
-		return "its group index is missing or invalid"
-	case !knownRole(pod.Role):
-		return "role " + pod.Role + " is not leader or worker"
-	case fits(p.spec, id):
-		return "another pod has the same group, role and worker index"
-	case !p.spec.MultiNode:
-		return "groups are single pods now"
-	default:
-		return "groups are a leader and " + plural(p.spec.Workers, "worker") + " now"
+		p.event(EventNormal, ReasonExtraPod, "%s: deleting pod %s: %s", p.spec.Component, pod.Name, p.misfit[i])
 	}
 }
 
@@ -139,7 +122,7 @@ func (p *planner) scaleUp() {
 			p.requeue(WaitRequeue)
 			continue
 		}
-		ids := expected(p.spec, o)
+		ids := expected(specShape(p.spec), o)
 		for _, id := range ids {
 			p.create(id)
 		}

@@ -63,16 +63,19 @@ func newSim(t *testing.T, spec Spec) *sim {
 		deletedBy: map[int32][]string{}, recoveries: map[int32][]int{}, stamps: map[int32][]int32{}}
 }
 
-// expectedIdents is the test's own account of a group's shape.
+// expectedIdents is the test's own account of a group's shape: the size
+// its pods were made with (every simulated pod carries it).
 func (s *sim) expectedIdents(g int32) []ident {
-	if !s.spec.MultiNode && s.spec.Workers == 0 {
-		return []ident{{g, "", 0}}
+	for _, p := range s.live() {
+		if p.Group == g && p.Role != "" {
+			ids := []ident{{g, RoleLeader, 0}}
+			for w := int32(1); w < p.GroupSize; w++ {
+				ids = append(ids, ident{g, RoleWorker, w})
+			}
+			return ids
+		}
 	}
-	ids := []ident{{g, RoleLeader, 0}}
-	for w := int32(1); w <= s.spec.Workers; w++ {
-		ids = append(ids, ident{g, RoleWorker, w})
-	}
-	return ids
+	return []ident{{g, "", 0}}
 }
 
 func (s *sim) live() []*simPod {
@@ -229,9 +232,18 @@ func (s *sim) apply(st Step) {
 		s.uid++
 		s.pods = append(s.pods, &simPod{Pod: Pod{
 			Name: podName(c.Group, c.Worker), UID: fmt.Sprintf("uid-%d", s.uid), Group: c.Group, Role: c.Role, Worker: c.Worker,
-			Revision: s.spec.Revision, Phase: corev1.PodPending, RecreateCount: c.RecreateCount,
+			Revision: s.spec.Revision, Phase: corev1.PodPending, RecreateCount: c.RecreateCount, GroupSize: s.groupSize(),
 		}, born: s.tick, deletedAt: -1})
 	}
+}
+
+// groupSize is what the reconciler's env says: 1+workers for multi-node
+// groups, nothing for single pods.
+func (s *sim) groupSize() int32 {
+	if s.spec.MultiNode || s.spec.Workers > 0 {
+		return s.spec.Workers + 1
+	}
+	return 0
 }
 
 // advance moves the world one tick: deletes complete, pods start, become
@@ -548,4 +560,26 @@ func (s *sim) uidOf(name string, st Step) string {
 		}
 	}
 	return ""
+}
+
+func TestSimShapeChangeRollsGroupByGroup(t *testing.T) {
+	cases := []struct {
+		name     string
+		from, to func(*Spec)
+	}{
+		{"workers 1 to 2", multi(1), multi(2)},
+		{"workers 2 to 1", multi(2), multi(1)},
+		{"single pods to leader and worker", func(*Spec) {}, multi(1)},
+		{"leader and worker to single pods", multi(1), func(s *Spec) { s.MultiNode, s.Workers = false, 0 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startSim(t, mkSpec(3, tc.from))
+			tc.to(&s.spec)
+			s.spec.Revision = "new"
+			s.run(60)
+			assert.Equal(t, []int32{2, 1, 0}, s.rolled)
+			assert.Equal(t, int32(1), s.maxUnavail)
+		})
+	}
 }

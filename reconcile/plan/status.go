@@ -40,7 +40,7 @@ func (p *planner) status() Status {
 // whatever the policy).
 func (p *planner) failure(g *group) (Failure, bool) {
 	for _, i := range g.members {
-		if pod := p.pods[i]; fits(p.spec, podIdent(pod)) && failing(pod) {
+		if pod := p.pods[i]; failing(pod) {
 			return Failure{Group: g.ordinal, Pod: pod.Name, Reason: pod.Reason, Restarts: pod.Restarts,
 				Recreates: p.backoff[g.ordinal].Count}, true
 		}

@@ -89,6 +89,9 @@ type Pod struct {
 	Unschedulable string
 	// RecreateCount is the pod's ome.io/recreate-count annotation.
 	RecreateCount int32
+	// GroupSize is the number of pods of its group when the pod was made
+	// (its BERTH_GROUP_SIZE or LWS_GROUP_SIZE env); 0 when unknown.
+	GroupSize int32
 }
 
 // PodID names a pod to create. The caller composes it at Spec.Revision and
