@@ -132,6 +132,9 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 	if err != nil {
 		return nil, err
 	}
+	if !x.asksForAccelerator(isvc, rt.spec, cr.nd) {
+		return &classChoice{available: true}, nil
+	}
 	if len(x.classes) == 0 {
 		requiresClass := len(cr.supported) > 0 || (cr.reqs != nil && cr.reqs.RequiredCapabilities != nil) ||
 			(isvc.Spec.AcceleratorSelector != nil && isvc.Spec.AcceleratorSelector.RequiredCapabilities != nil)

@@ -21,8 +21,10 @@ type Runtime struct {
 type Decision struct {
 	Model   Model
 	Runtime Runtime
-	// AcceleratorClass is nil only when the cluster has no AcceleratorClass
-	// at all and neither the runtime nor the service requires one.
+	// AcceleratorClass is nil when the service asks for no accelerator (no
+	// accelerator resource in its engine or decoder, no class annotation,
+	// no acceleratorSelector, no runtime acceleratorRequirements), or when
+	// the cluster has no AcceleratorClass and nothing requires one.
 	AcceleratorClass *v1beta1.AcceleratorClass
 	// AcceleratorAvailable: the class's ready matching nodes have room for
 	// a whole serving group right now.

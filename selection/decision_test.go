@@ -95,7 +95,7 @@ func TestConcurrentUpdatesAndDecisions(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 0; i < 200; i++ {
-			x.UpsertClusterServingRuntime(csr(fmt.Sprint("rt", i%5), formats(format("safetensors", "", prio(int32(1+i%3))))))
+			x.UpsertClusterServingRuntime(csr(fmt.Sprint("rt", i%5), formats(format("safetensors", "", prio(int32(1+i%3)))), gpus(1, 0)))
 			x.UpsertAcceleratorClass(class(fmt.Sprint("c", i%4)))
 		}
 	}()

@@ -38,6 +38,14 @@
 //
 // # Choosing the AcceleratorClass
 //
+// Only a service that asks for an accelerator gets a class: an accelerator
+// resource (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915 or a resource a
+// class names) in the runners of its engine or decoder, its runtime's, or
+// an acceleratorConfigurations entry; the annotation ome.io/accelerator-class
+// or ome.io/selection-strategy; an acceleratorSelector; or the runtime's
+// acceleratorRequirements. Anything else (a KServe sklearn server) gets no
+// class, no GPU node selector, and is never waiting for GPUs.
+//
 // Candidates are the runtime's supportedClasses (all classes when empty)
 // that meet the merged requiredCapabilities (runtime, then the service's,
 // the stricter value of each field). Then: the annotation

@@ -238,3 +238,90 @@ func (x *Index) nodesWithLabels(sel map[string]string) []*nodeEntry {
 	x.selCache.mu.Unlock()
 	return nodes
 }
+
+// asksForAccelerator reports whether the service or its runtime asks for
+// an accelerator at all: the class or strategy annotation, an
+// acceleratorSelector, the runtime's acceleratorRequirements, or an
+// accelerator resource anywhere in the composed engine or decoder (runners
+// of the component, its leader and workers, the KServe main container, and
+// accelerator configurations). A service that asks for none gets no class
+// (seed 002: the new fields "only enhance functionality when used"), so a
+// CPU model server never lands on, or waits for, a GPU node.
+func (x *Index) asksForAccelerator(isvc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec, engine need) bool {
+	if engine.perPod > 0 || isvc.Spec.AcceleratorSelector != nil || rt.AcceleratorRequirements != nil {
+		return true
+	}
+	for _, a := range []string{v1beta1.AnnotationAcceleratorClass, v1beta1.AnnotationSelectionStrategy} {
+		if isvc.Annotations[a] != "" {
+			return true
+		}
+	}
+	var rs []*corev1.ResourceRequirements
+	if e := isvc.Spec.Engine; e != nil {
+		rs = appendRunners(rs, e.Runner, e.Leader, e.Worker)
+	}
+	if d := isvc.Spec.Decoder; d != nil {
+		rs = appendRunners(rs, d.Runner, d.Leader, d.Worker)
+	}
+	if e := rt.EngineConfig; e != nil {
+		rs = appendRunners(rs, e.Runner, e.Leader, e.Worker)
+	}
+	if d := rt.DecoderConfig; d != nil {
+		rs = appendRunners(rs, d.Runner, d.Leader, d.Worker)
+	}
+	for _, ac := range accelConfigs(isvc, rt, true) {
+		rs = append(rs, &ac.Resources)
+		if ac.Runner != nil {
+			rs = append(rs, &ac.Runner.Resources)
+		}
+	}
+	for _, r := range rs {
+		if q, _ := x.acceleratorQuantity(r); q > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// appendRunners adds the resources of a component's runner, leader runner
+// and worker runner.
+func appendRunners(rs []*corev1.ResourceRequirements, r *v1beta1.RunnerSpec, l *v1beta1.LeaderSpec, w *v1beta1.WorkerSpec) []*corev1.ResourceRequirements {
+	if r != nil {
+		rs = append(rs, &r.Resources)
+	}
+	if l != nil && l.Runner != nil {
+		rs = append(rs, &l.Runner.Resources)
+	}
+	if w != nil && w.Runner != nil {
+		rs = append(rs, &w.Runner.Resources)
+	}
+	return rs
+}
+
+// accelConfigs lists the acceleratorConfigurations that apply to the engine
+// (the runtime's, its engineConfig's, the service engine's) and, with
+// decoder, the decoder's too, in merge's order.
+func accelConfigs(isvc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec, decoder bool) []*v1beta1.AcceleratorConfiguration {
+	lists := [][]v1beta1.AcceleratorConfiguration{rt.AcceleratorConfigurations}
+	if e := rt.EngineConfig; e != nil {
+		lists = append(lists, e.AcceleratorConfigurations)
+	}
+	if e := isvc.Spec.Engine; e != nil {
+		lists = append(lists, e.AcceleratorConfigurations)
+	}
+	if decoder {
+		if d := rt.DecoderConfig; d != nil {
+			lists = append(lists, d.AcceleratorConfigurations)
+		}
+		if d := isvc.Spec.Decoder; d != nil {
+			lists = append(lists, d.AcceleratorConfigurations)
+		}
+	}
+	var out []*v1beta1.AcceleratorConfiguration
+	for _, l := range lists {
+		for i := range l {
+			out = append(out, &l[i])
+		}
+	}
+	return out
+}
