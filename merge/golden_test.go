@@ -78,10 +78,16 @@ func splitYAML(b []byte) [][]byte {
 	return docs
 }
 
+// caseDirs lists the golden cases: the folders of testdata/ with a
+// case.yaml (testdata/fuzz holds the fuzz targets' corpora).
 func caseDirs(t testing.TB) []string {
-	dirs, err := filepath.Glob("testdata/*")
+	files, err := filepath.Glob("testdata/*/case.yaml")
 	require.NoError(t, err)
-	require.NotEmpty(t, dirs)
+	require.NotEmpty(t, files)
+	dirs := make([]string, len(files))
+	for i, f := range files {
+		dirs[i] = filepath.Dir(f)
+	}
 	return dirs
 }
 
