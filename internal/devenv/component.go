@@ -17,6 +17,7 @@ import (
 // only once the component serves (every object applied afterwards goes
 // through it), and must run its processes through env.Cluster.Supervise
 // so they are restarted when they die and stopped with the environment.
+// A component value serves one environment: Start fills in its fields.
 type Component interface {
 	// Name names the component in progress lines, errors and its log file.
 	Name() string
