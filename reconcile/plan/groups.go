@@ -164,8 +164,8 @@ func (v *view) group(o int32) *group {
 
 // ownShape is the shape an outdated group was made with: one pod when
 // none of its pods has a leader or worker role, else a leader and
-// GroupSize-1 workers as its pods say (the leader first), or as many as
-// its highest worker index when they do not.
+// GroupSize-1 workers as its pods say (the leader's, else the first by
+// identity), or as many as its highest worker index when none does.
 func (v *view) ownShape(g *group) shape {
 	var s shape
 	var size int32
@@ -177,7 +177,7 @@ func (v *view) ownShape(g *group) shape {
 		if p.Role == RoleWorker {
 			s.workers = max(s.workers, p.Worker)
 		}
-		if p.GroupSize > 0 && (size == 0 || p.Role == RoleLeader) {
+		if p.GroupSize > 0 && (size == 0 || (p.Role == RoleLeader && p.Worker == 0)) {
 			size = p.GroupSize
 		}
 	}
