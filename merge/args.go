@@ -1,116 +1,124 @@
 package merge
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
-// argItem is one unit of a command line: a flag with its value tokens
-// ("--k=v" is one token, "--k v" two, a bare "--flag" one) or a positional.
-type argItem struct {
-	key    string // "--k" for flags, "\x00"+token for positionals
+// argLine is a command line read by the grammar of the package comment
+// ("Args"): the command prefix, the flags, and the "--" tail.
+type argLine struct {
+	// prefix: the positionals before the first flag (a subcommand, a model
+	// path), matched by position.
+	prefix []string
+	// flags in order; one entry per occurrence.
+	flags []argFlag
+	// tail: "--" and everything after it, verbatim; nil when there is none.
+	tail []string
+}
+
+// argFlag is one occurrence of a flag: its token ("--k", "--k=v", "-v")
+// and every token after it up to the next flag or "--" (its values).
+type argFlag struct {
+	key    string // the token up to its first '='
 	tokens []string
 }
 
-// isFlag reports whether tok starts a flag. Negative numbers ("-1", "-.5")
-// are values, not flags; a lone "-" (stdin) is a positional.
+// isFlag reports whether tok starts a flag: a '-' followed by anything but
+// a digit or a '.', so negative numbers ("-1", "-.5") are values and a lone
+// "-" (stdin) is not a flag. "--" is the end of flags, not a flag.
 func isFlag(tok string) bool {
-	if len(tok) < 2 || tok[0] != '-' {
+	if len(tok) < 2 || tok[0] != '-' || tok == "--" {
 		return false
 	}
 	c := tok[1]
-	if c >= '0' && c <= '9' || c == '.' {
-		return false
-	}
-	return tok != "--"
+	return !(c >= '0' && c <= '9' || c == '.')
 }
 
-// parseArgs splits args into items. A token that follows a flag written
-// without "=" and does not itself look like a flag is that flag's value,
-// as in OME's MergeArgs. Everything after "--" is kept as one positional.
-func parseArgs(args []string) []argItem {
-	items := make([]argItem, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		tok := args[i]
-		switch {
-		case tok == "--":
-			items = append(items, argItem{key: "--", tokens: args[i:]})
-			return items
-		case isFlag(tok):
-			key, _, hasValue := strings.Cut(tok, "=")
-			it := argItem{key: key, tokens: []string{tok}}
-			if !hasValue && i+1 < len(args) && !isFlag(args[i+1]) && args[i+1] != "--" {
-				it.tokens = append(it.tokens, args[i+1])
-				i++
-			}
-			items = append(items, it)
-		default:
-			items = append(items, argItem{key: "\x00" + tok, tokens: []string{tok}})
+// parseArgs reads args by the grammar. The result's slices share args'
+// array; nothing is copied.
+func parseArgs(args []string) argLine {
+	var l argLine
+	i := 0
+	for i < len(args) && !isFlag(args[i]) && args[i] != "--" {
+		i++
+	}
+	l.prefix = args[:i]
+	for i < len(args) {
+		if args[i] == "--" {
+			l.tail = args[i:]
+			break
 		}
+		j := i + 1
+		for j < len(args) && !isFlag(args[j]) && args[j] != "--" {
+			j++
+		}
+		key, _, _ := strings.Cut(args[i], "=")
+		l.flags = append(l.flags, argFlag{key: key, tokens: args[i:j]})
+		i = j
 	}
-	return items
+	return l
 }
 
-// MergeArgs merges over into base by flag and returns a new slice.
+// MergeArgs lays the args over over base, by the grammar of the package
+// comment ("Args"), and returns a new slice:
 //
-// Every flag over sets replaces all of base's occurrences of that flag, at
-// the position of the first one; a flag repeated in over ("--lora a --lora
-// b") is kept repeated. Flags and positionals new to base are appended in
-// over's order, and a positional already present is not repeated, so merging
-// the same layer twice changes nothing (the pod webhook is reinvoked).
-// "--k=v", "--k v" and "--k" are the same flag "--k". A "--" block (what
-// follows it is passed through verbatim) always stays last; over's replaces
-// base's.
+//   - command prefix: over's i-th positional replaces base's i-th; base's
+//     positionals beyond over's stay;
+//   - flags: every flag over has replaces all of base's occurrences of it,
+//     values included, at the place of base's first occurrence; over's
+//     occurrences of a repeated flag stay together, in over's order. Flags
+//     new to base follow base's, in over's order;
+//   - "--": over's tail, when it has one, replaces base's; it stays last.
+//
+// MergeArgs(MergeArgs(a, b), b) == MergeArgs(a, b), since the pod webhook
+// is reinvoked on its own output, and MergeArgs(a, nil) == a.
 func MergeArgs(base, over []string) []string {
 	if len(over) == 0 {
-		return append([]string(nil), base...)
+		return slices.Clone(base)
 	}
-	overItems := parseArgs(over)
-	byKey := make(map[string][]argItem, len(overItems))
-	for _, it := range overItems {
-		byKey[it.key] = append(byKey[it.key], it)
-	}
+	b, o := parseArgs(base), parseArgs(over)
 	out := make([]string, 0, len(base)+len(over))
-	done := make(map[string]bool, len(overItems))
-	// A positional counts as present when any base token equals it: after a
-	// bare flag ("--a" then "x") a re-parse reads it as the flag's value, and
-	// it must not be appended again on the next merge.
-	for _, tok := range base {
-		if _, positional := byKey["\x00"+tok]; positional {
-			done["\x00"+tok] = true
+
+	out = append(out, o.prefix...)
+	if len(b.prefix) > len(o.prefix) {
+		out = append(out, b.prefix[len(o.prefix):]...)
+	}
+
+	overKeys := make(map[string]bool, len(o.flags))
+	for _, f := range o.flags {
+		overKeys[f.key] = true
+	}
+	emitted := make(map[string]bool, len(o.flags))
+	emit := func(key string) { // all of over's occurrences of key, once
+		if emitted[key] {
+			return
+		}
+		emitted[key] = true
+		for _, f := range o.flags {
+			if f.key == key {
+				out = append(out, f.tokens...)
+			}
 		}
 	}
-	var tail []string
-	for _, it := range parseArgs(base) {
-		if it.key == "--" {
-			tail = it.tokens
-			continue
-		}
-		repl, overridden := byKey[it.key]
-		if !overridden || strings.HasPrefix(it.key, "\x00") {
-			// Base positionals stay where they are, even when over repeats them.
-			out = append(out, it.tokens...)
-			continue
-		}
-		if done[it.key] {
-			continue
-		}
-		done[it.key] = true
-		for _, r := range repl {
-			out = append(out, r.tokens...)
+	for _, f := range b.flags {
+		if overKeys[f.key] {
+			emit(f.key)
+		} else {
+			out = append(out, f.tokens...)
 		}
 	}
-	for _, it := range overItems {
-		if it.key == "--" {
-			tail = it.tokens
-			continue
-		}
-		if done[it.key] {
-			continue
-		}
-		// Append every item of a key the first time the key is seen, then
-		// mark it done so repeated flags are emitted once, in order.
-		done[it.key] = true
-		for _, r := range byKey[it.key] {
-			out = append(out, r.tokens...)
-		}
+	for _, f := range o.flags {
+		emit(f.key)
 	}
-	return append(out, tail...)
+
+	if o.tail != nil {
+		out = append(out, o.tail...)
+	} else {
+		out = append(out, b.tail...)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -37,7 +37,7 @@
 // tolerations are unioned. Containers are matched by name. A layer that sets
 // a command owns the command line: its command and args replace the ones
 // below, which is how "the user sets command, so accelerator args are not
-// applied" falls out. Otherwise args merge by flag (MergeArgs): runtime
+// applied" falls out. Otherwise args merge as Args (below) says: runtime
 // flags, then new accelerator flags, then new user flags, each flag taking
 // the value of its highest layer. Env merges by name in the same order,
 // valueFrom included. The main container's resources: runtime values fill
@@ -48,6 +48,48 @@
 // ({{.Name}}, {{.Labels.k}}, {{index .Annotations "k"}} ...) are rendered per
 // string in command, args and env values of every layer except the
 // incoming pod (RenderTemplate); other brace text stays literal.
+//
+// # Args
+//
+// A layer that sets a command replaces the command line with its own (see
+// Rules). The args of the layers above the last such layer (of all layers,
+// the incoming pod's lowest, when none sets a command) are laid over each
+// other by MergeArgs, runtime < accelerator < user, each read as
+//
+//	[positional ...] [flag [value ...] ...] [-- verbatim ...]
+//
+// by these rules:
+//
+//   - Flags: a token that starts with '-' is a flag, except a negative
+//     number ('-' then a digit or '.': -1, -.5), a lone "-" and "--". Long
+//     (--port) and short (-p) flags are read alike. A flag is named by the
+//     text before its first '=', so --port=8080, --port 8080 and --port are
+//     the same flag. Names are not interpreted further: -p and --port are
+//     different flags, -abc is one flag, -p8080 another.
+//   - Values: a flag owns every token after it up to the next flag or "--":
+//     none (--trust-remote-code), one (--port 8080, --seed -1) or several
+//     (--prefill-selector a=1 b=2), also after --k=v. Which flags take
+//     values cannot be known in general, so none is assumed: a positional
+//     written after a flag is read as that flag's value and travels with
+//     it. Positionals go first.
+//   - Positionals: the tokens before the first flag are the command prefix
+//     (vLLM's serve, a model path). They stay first and merge by position,
+//     as a program reads them: a layer's i-th positional replaces the i-th
+//     below, and positionals below beyond the layer's stay, so a user's
+//     [serve --port 8000] over a runtime's [serve /mnt/models --port 8080]
+//     keeps /mnt/models.
+//   - "--" ends the flags: it and every token after it are passed verbatim,
+//     last, from the highest layer that has one.
+//
+// A flag of a higher layer replaces all occurrences of that flag below,
+// with their values, at the place of the first; a flag repeated in one
+// layer (--lora a --lora b) stays repeated, its occurrences together in
+// that layer's order. Flags new to the layers below follow them in the
+// layer's order: runtime flags, then new accelerator flags, then new user
+// flags. Merging never drops a flag or a positional of a layer except by
+// overriding it, and MergeArgs(MergeArgs(a, b), b) equals MergeArgs(a, b),
+// since every token the result places after a flag already belonged to a
+// flag. To remove a flag or a positional, set the command.
 //
 // # Groups and prefill/decode
 //
@@ -104,7 +146,8 @@
 // # Idempotency
 //
 // ComposePod on its own output changes nothing: every layer is re-applied
-// by key, so values converge; positionals and profile containers are only
-// added when absent; templates are rendered on the layers, never on the
-// pod, so a label value containing braces is not rendered twice.
+// by key, so values converge (args by flag name and positional index, see
+// Args); profile containers are only added when absent; templates are
+// rendered on the layers, never on the pod, so a label value containing
+// braces is not rendered twice.
 package merge
