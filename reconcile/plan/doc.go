@@ -31,8 +31,8 @@
 //     in one slot may have the same name whatever their roles.
 //   - Live pod: a pod without deletionTimestamp. Live group: a group with
 //     at least one live expected pod.
-//   - Ready group: every expected pod exists, is live, Ready and not in a
-//     terminal phase (Failed, Succeeded).
+//   - Ready group: every expected pod of its shape exists, is live, Ready
+//     and not in a terminal phase (Failed, Succeeded).
 //   - Outdated group: a live pod of the group has a revision other than
 //     Spec.Revision.
 //   - Unavailable: a desired group that is not Ready (missing,
@@ -128,4 +128,22 @@
 // otherwise False with Unschedulable, PodsFailing or GroupsNotReady.
 // Degraded is True for a pin that no longer resolves, failing groups or
 // unschedulable pods.
+//
+// # Limits
+//
+//   - No surge: a rolled group is deleted before it is recreated (Kthena
+//     has no maxSurge either).
+//   - Pods are created at the current revision only (the webhook composes
+//     them from the current inputs). A partition-protected group that is
+//     recreated for another reason (ServingGroupRecreate, rule 3, scaling)
+//     comes back at the current revision; Kthena keeps old templates in
+//     ControllerRevisions for this.
+//   - RoleRecreate never escalates to recreating the whole group, and
+//     recoveries have no limit, only the growing delay (LWS #877 proposes
+//     maxGroupRestarts).
+//   - The memory is the caller's. After a controller restart the delay
+//     counts from the restart, and a group whose pods were all gone when
+//     the memory was lost starts counting from 0 again.
+//   - A surviving high ordinal that is rolled comes back at the lowest
+//     free ordinal (rule 2), closing the hole.
 package plan
