@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -67,23 +68,7 @@ func TestRuntimesHaveNoPriorityConflicts(t *testing.T) {
 // named explicitly is accepted for the same model.
 func TestRuntimesServeTheirModels(t *testing.T) {
 	x, _ := runtimeIndex(t)
-	for _, m := range readManifests(t, acceleratorsDir) {
-		ac := &v1beta1.AcceleratorClass{}
-		require.NoError(t, yaml.UnmarshalStrict(m.raw, ac))
-		x.UpsertAcceleratorClass(ac)
-	}
-	for pool, nodeLabels := range fleet {
-		alloc := map[corev1.ResourceName]int64{}
-		switch {
-		case strings.HasPrefix(nodeLabels["nvidia.com/gpu.product"], "NVIDIA"):
-			alloc["nvidia.com/gpu"] = 8
-		case pool == "mi250x":
-			alloc["amd.com/gpu"] = 8
-		case pool == "intel-max":
-			alloc["gpu.intel.com/i915"] = 8
-		}
-		x.UpsertNode(selection.NodeInfo{Name: pool + "-0", Labels: nodeLabels, Allocatable: alloc, Ready: true})
-	}
+	shippedClassIndex(t, x)
 	cases := []struct {
 		model, arch, size, quant string
 		want                     string // auto-selected runtime
@@ -163,4 +148,65 @@ func assertClassFits(t *testing.T, d *selection.Decision) {
 	for _, f := range req.RequiredCapabilities.RequiredFeatures {
 		assert.Contains(t, ac.Spec.Capabilities.Features, f, "class %s", ac.Name)
 	}
+}
+
+// shippedClassIndex loads every out-of-box AcceleratorClass and one Ready
+// node per pool of the shared fleet, with 8 accelerators of its vendor.
+func shippedClassIndex(t *testing.T, x *selection.Index) {
+	t.Helper()
+	for _, m := range readManifests(t, acceleratorsDir) {
+		ac := &v1beta1.AcceleratorClass{}
+		require.NoError(t, yaml.UnmarshalStrict(m.raw, ac))
+		x.UpsertAcceleratorClass(ac)
+	}
+	for pool, nodeLabels := range fleet {
+		alloc := map[corev1.ResourceName]int64{}
+		switch {
+		case strings.HasPrefix(nodeLabels["nvidia.com/gpu.product"], "NVIDIA"):
+			alloc["nvidia.com/gpu"] = 8
+		case pool == "mi250x":
+			alloc["amd.com/gpu"] = 8
+		case pool == "intel-max":
+			alloc["gpu.intel.com/i915"] = 8
+		}
+		x.UpsertNode(selection.NodeInfo{Name: pool + "-0", Labels: nodeLabels, Allocatable: alloc, Ready: true})
+	}
+}
+
+// TestSeedPriorityExampleLandsOnNVIDIA: seed 000's priority example (two
+// SGLang runtimes with a CUDA image asking for nvidia.com/gpu: 2), with the
+// shipped classes and fleet, picks the priority-2 runtime and an NVIDIA
+// class. Before issue 10 the balanced strategy put it on intel-max-1550
+// (gpu.intel.com/i915: 2 for a CUDA image).
+func TestSeedPriorityExampleLandsOnNVIDIA(t *testing.T) {
+	x := selection.NewIndex()
+	for _, f := range []string{"000-priority-srt-mistral-7b-instruct.yaml", "000-priority-srt-mistral-7b-instruct-2.yaml"} {
+		rt := &v1beta1.ClusterServingRuntime{}
+		require.NoError(t, yaml.UnmarshalStrict(stripComments(readFile(t, seedsDir+"/"+f)), rt), f)
+		x.UpsertClusterServingRuntime(rt)
+	}
+	x.UpsertBaseModel(&v1beta1.BaseModel{ObjectMeta: metav1.ObjectMeta{Name: "mistral-7b-instruct", Namespace: "mistral-7b-instruct"}, Spec: v1beta1.BaseModelSpec{
+		ModelFormat:        v1beta1.ModelFormat{Name: "safetensors", Version: ptrTo("1.0.0")},
+		ModelFramework:     &v1beta1.ModelFrameworkSpec{Name: "transformers", Version: ptrTo("4.36.2")},
+		ModelArchitecture:  ptrTo("MistralForCausalLM"),
+		ModelParameterSize: ptrTo("7B"),
+	}})
+	shippedClassIndex(t, x)
+	isvc := &v1beta1.InferenceService{}
+	require.NoError(t, yaml.Unmarshal(stripComments(readFile(t, seedsDir+"/000-isvc-auto-select.yaml")), isvc))
+	d, err := x.Select(isvc)
+	require.NoError(t, err)
+	assert.Equal(t, "ClusterServingRuntime/srt-mistral-7b-instruct-2", d.RuntimeRef())
+	require.NotNil(t, d.AcceleratorClass)
+	assert.Equal(t, "nvidia", d.AcceleratorClass.Spec.Vendor, "class %s", d.AcceleratorClass.Name)
+	assert.True(t, d.AcceleratorAvailable)
+	assert.Contains(t, d.Explanation, "AcceleratorClass/intel-max-1550: runtime requests nvidia.com/gpu and has no configuration for intel; "+
+		"give ClusterServingRuntime/srt-mistral-7b-instruct-2 an acceleratorConfigurations entry for intel-max-1550 (with an image built for intel) or list it in spec.acceleratorRequirements.supportedClasses")
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
 }

@@ -21,8 +21,12 @@ const AnnotationRequestSize = "ome.io/request-size"
 type classEval struct {
 	c         *classEntry
 	unmet     string // "" when the class meets the merged requirements
+	foreign   bool   // another vendor than the request, and nothing opted in
 	available bool
 }
+
+// qualifies: the class may run the service (room aside).
+func (ce *classEval) qualifies() bool { return ce.unmet == "" && !ce.foreign }
 
 // classScratch is the per-decision working set for "every class" (200 in
 // the benchmark), pooled so that a decision does not leave it to the GC.
@@ -70,6 +74,10 @@ type classRequest struct {
 	supported     []string
 	supportedList string
 	nd            need
+	// configs are the acceleratorConfigurations of engine and decoder;
+	// optedIn the classes they select (foreign vendors allowed).
+	configs []*v1beta1.AcceleratorConfiguration
+	optedIn []string
 }
 
 // classRequestLocked reads the merged requirements, the strategy and the
@@ -119,6 +127,8 @@ func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEn
 		cr.supportedList = strings.Join(cr.supported, ", ")
 	}
 	cr.nd = x.podNeed(rt.spec, isvc)
+	cr.configs = accelConfigs(isvc, rt.spec, true)
+	cr.optedIn = configuredClasses(cr)
 	return cr, nil
 }
 
@@ -215,7 +225,8 @@ func (x *Index) evaluateClassesLocked(cr *classRequest, cands []*classEval) {
 	}
 	for _, ce := range cands {
 		ce.unmet = cr.req.unmet(ce.c)
-		if ce.unmet != "" {
+		ce.foreign = len(cr.supported) == 0 && !ce.c.sameVendor(cr.nd.resource) && !containsString(cr.optedIn, ce.c.name)
+		if !ce.qualifies() {
 			continue
 		}
 		if selCap != nil {
@@ -248,8 +259,8 @@ func pickAnnotated(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	if ce == nil {
 		return classPick{}, &Error{Reason: cr.svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is not supported by " + cr.rt.ref + " (supportedClasses: " + cr.supportedList + "); choose one of those or another runtime"}
 	}
-	if ce.unmet != "" {
-		return classPick{}, &Error{Reason: cr.svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " does not meet the required capabilities: " + ce.unmet}
+	if !ce.qualifies() {
+		return classPick{}, &Error{Reason: cr.svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " does not qualify: " + whyNot(cr, ce)}
 	}
 	return classPick{winner: ce, mode: modeAnnotation}, nil
 }
@@ -264,8 +275,8 @@ func pickPreferred(cr *classRequest, cands []*classEval) (classPick, *Error) {
 		switch {
 		case ce == nil:
 			why = append(why, "AcceleratorClass/"+p+": not supported by "+cr.rt.ref+" (supportedClasses: "+cr.supportedList+")")
-		case ce.unmet != "":
-			why = append(why, "AcceleratorClass/"+p+": "+ce.unmet)
+		case !ce.qualifies():
+			why = append(why, "AcceleratorClass/"+p+": "+whyNot(cr, ce))
 		case winner == nil || (ce.available && !winner.available):
 			winner = ce
 		}
@@ -284,7 +295,7 @@ func pickRanked(cr *classRequest, cands []*classEval, m *modelEntry, isvc *v1bet
 	if len(p.scores) > 0 {
 		for _, ce := range cands {
 			s, ok := p.scores[ce.c.name]
-			if !ok || ce.unmet != "" {
+			if !ok || !ce.qualifies() {
 				continue
 			}
 			if p.winner == nil || betterScored(ce, s, p.winner, p.scores[p.winner.c.name]) {
@@ -297,7 +308,7 @@ func pickRanked(cr *classRequest, cands []*classEval, m *modelEntry, isvc *v1bet
 	}
 	p.mode = modeStrategy
 	for _, ce := range cands {
-		if ce.unmet == "" && (p.winner == nil || strategyLess(cr.strategy, ce, p.winner)) {
+		if ce.qualifies() && (p.winner == nil || strategyLess(cr.strategy, ce, p.winner)) {
 			p.winner = ce
 		}
 	}
@@ -307,10 +318,10 @@ func pickRanked(cr *classRequest, cands []*classEval, m *modelEntry, isvc *v1bet
 func noClassError(cr *classRequest, cands []*classEval) *Error {
 	var why []string
 	for _, ce := range cands {
-		why = append(why, "AcceleratorClass/"+ce.c.name+": "+ce.unmet)
+		why = append(why, "AcceleratorClass/"+ce.c.name+": "+whyNot(cr, ce))
 	}
 	sort.Strings(why)
-	reason := cr.svc + ": no AcceleratorClass meets the required capabilities of " + cr.rt.ref
+	reason := cr.svc + ": no AcceleratorClass qualifies for " + cr.rt.ref
 	if len(cands) == 0 {
 		reason = cr.svc + ": " + cr.rt.ref + " spec.acceleratorRequirements.supportedClasses names no existing AcceleratorClass (" + cr.supportedList + ")"
 	}
@@ -340,8 +351,10 @@ func explainClasses(lb *lineBuf, cr *classRequest, cands []*classEval, p classPi
 		}
 		name := ce.c.name
 		switch {
-		case ce.unmet != "":
-			lb.add(ce.c.linePrefix, ce.unmet)
+		case !ce.qualifies():
+			lb.write(ce.c.linePrefix)
+			lb.b = appendWhyNot(lb.b, cr, ce)
+			lb.end()
 		case w.available && !ce.available && p.mode != modeAnnotation:
 			if r := string(ce.c.resourceFor(cr.nd)); r != needRes || needTxt == "" {
 				needRes, needTxt = r, needText(ce.c, cr.nd)

@@ -140,7 +140,7 @@ func TestSelectAcceleratorClass(t *testing.T) {
 			name:    "an annotation naming a class that lacks a requirement",
 			objs:    objects{csrs: rt(accel(&v1beta1.AcceleratorRequirements{RequiredCapabilities: caps(func(c *v1beta1.AcceleratorCapabilities) { c.MinComputeCapability = "9.0" })})), classes: fleet(), nodes: fleetNodes(8)},
 			svc:     isvc("m", withAnnotation(v1beta1.AnnotationAcceleratorClass, "a100-80gb")),
-			wantErr: []string{"AcceleratorClass a100-80gb does not meet the required capabilities: compute capability 8.0 is below the required 9.0"},
+			wantErr: []string{"AcceleratorClass a100-80gb does not qualify: compute capability 8.0 is below the required 9.0"},
 		},
 		{
 			name:    "an annotation naming a class the runtime does not support",
@@ -258,7 +258,7 @@ func TestSelectAcceleratorClass(t *testing.T) {
 			name:    "no class fits: every class and why",
 			objs:    objects{csrs: rt(accel(&v1beta1.AcceleratorRequirements{RequiredCapabilities: caps(func(c *v1beta1.AcceleratorCapabilities) { c.MemoryGB = ptr(resource.MustParse("1Ti")) })})), classes: fleet(), nodes: fleetNodes(8)},
 			svc:     isvc("m"),
-			wantErr: []string{"no AcceleratorClass meets the required capabilities of ClusterServingRuntime/rt", "  - AcceleratorClass/a100-40gb: memory 40Gi is below the required 1024Gi", "  - AcceleratorClass/b200: memory 192Gi is below the required 1024Gi"},
+			wantErr: []string{"no AcceleratorClass qualifies for ClusterServingRuntime/rt", "  - AcceleratorClass/a100-40gb: memory 40Gi is below the required 1024Gi", "  - AcceleratorClass/b200: memory 192Gi is below the required 1024Gi"},
 		},
 		{
 			name:      "no class in the cluster and none required: no class",
@@ -405,11 +405,12 @@ func TestAvailabilityUpdates(t *testing.T) {
 }
 
 // A selected AMD class counts amd.com/gpu even when the runtime asks for
-// nvidia.com/gpu: the merge package translates the resource.
+// nvidia.com/gpu: the merge package translates the resource. The runtime
+// opts in to the AMD class with a configuration (its ROCm image).
 func TestVendorNeutralAvailability(t *testing.T) {
 	amd := class("mi300x", cMem("192Gi"))
 	amd.Spec.Resources = []v1beta1.AcceleratorResource{{Name: "amd.com/gpu"}}
-	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")), gpus(4, 0))},
+	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")), gpus(4, 0), configFor("mi300x", "rocm/vllm"))},
 		classes: []*v1beta1.AcceleratorClass{amd},
 		nodes:   []NodeInfo{{Name: "n", Labels: map[string]string{"gpu": "mi300x"}, Allocatable: map[corev1.ResourceName]int64{"amd.com/gpu": 8}, Ready: true}}}.load()
 	d, err := x.Select(isvc("m"))

@@ -23,11 +23,15 @@ type classEntry struct {
 	features   []string
 	perf       []int64 // milli, like perfFigures
 	// strategy inputs
-	speed       int64 // milli-TFLOPS: max(fp16, bf16), else fp32; 0 = unknown
-	perHour     int64 // milli-dollars; -1 = unknown
-	perMTokens  int64 // milli-dollars; -1 = unknown
-	tier        int   // low 0, medium 1, high 2, unknown 3
-	resource    corev1.ResourceName
+	speed      int64 // milli-TFLOPS: max(fp16, bf16), else fp32; 0 = unknown
+	perHour    int64 // milli-dollars; -1 = unknown
+	perMTokens int64 // milli-dollars; -1 = unknown
+	tier       int   // low 0, medium 1, high 2, unknown 3
+	resource   corev1.ResourceName
+	resources  []corev1.ResourceName // every spec.resources name
+	// vendor is spec.vendor in lower case, else the vendor of the first
+	// resource's domain (amd.com/gpu: amd); "" when neither says.
+	vendor      string
 	selector    map[string]string
 	terms       []corev1.NodeSelectorTerm
 	hasSelector bool
@@ -116,6 +120,13 @@ func compileClass(o *v1beta1.AcceleratorClass) *classEntry {
 	}
 	if len(s.Resources) > 0 {
 		c.resource = corev1.ResourceName(s.Resources[0].Name)
+	}
+	for _, r := range s.Resources {
+		c.resources = append(c.resources, corev1.ResourceName(r.Name))
+	}
+	c.vendor = strings.ToLower(strings.TrimSpace(s.Vendor))
+	if c.vendor == "" && c.resource != "" {
+		c.vendor = resourceVendor(c.resource)
 	}
 	c.histRes = c.resource
 	if c.histRes == "" {

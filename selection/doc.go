@@ -48,7 +48,15 @@
 //
 // Candidates are the runtime's supportedClasses (all classes when empty)
 // that meet the merged requiredCapabilities (runtime, then the service's,
-// the stricter value of each field). Then: the annotation
+// the stricter value of each field). A class of another vendor than the
+// accelerator resource the engine requests (nvidia.com/gpu: nvidia; the
+// class's spec.vendor, else its first resource's domain) is a candidate
+// only when the runtime or the service opts in: supportedClasses lists it
+// or an acceleratorConfigurations entry selects it (and may set that
+// vendor's image). Only then does merge translate resource names; a CUDA
+// image never lands on AMD or Intel nodes by default, and the loser line
+// says "runtime requests nvidia.com/gpu and has no configuration for amd".
+// Then: the annotation
 // ome.io/accelerator-class, else the first fitting
 // acceleratorSelector.preferredClasses entry, else the best applicable
 // preferenceOrder score (requestSize conditions read the annotation
