@@ -44,3 +44,22 @@ func BenchmarkInferenceServiceMutate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInferenceServiceValidate is the validating pass of that CREATE:
+// verify the pin, check the lifecycle, compose every pod of the service.
+func BenchmarkInferenceServiceValidate(b *testing.B) {
+	t := &testing.T{}
+	w, isvc := gpuWorld(t)
+	fresh := isvc.DeepCopy()
+	fresh.Annotations = nil
+	req := request(t, admissionv1.Create, "InferenceService", fresh, nil, fresh.Namespace, fresh.Name)
+	h := w.isvcs()
+	req.Object.Raw = applyPatch(t, req.Object.Raw, h.Mutate(ctx, req))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if resp := h.Validate(ctx, req); !resp.Allowed {
+			b.Fatalf("denied: %s", resp.Result.Message)
+		}
+	}
+}

@@ -41,7 +41,9 @@ func (w *world) pods() *Pods {
 	return &Pods{Index: w.index, Services: listers.NewInferenceServiceLister(w.services), Profiles: listers.NewClusterEngineRuntimeProfileLister(w.profiles)}
 }
 
-func (w *world) isvcs() *InferenceServices { return &InferenceServices{Index: w.index} }
+func (w *world) isvcs() *InferenceServices {
+	return &InferenceServices{Index: w.index, Profiles: listers.NewClusterEngineRuntimeProfileLister(w.profiles)}
+}
 
 func (w *world) runtimes() *Runtimes {
 	return &Runtimes{Index: w.index, Profiles: listers.NewClusterEngineRuntimeProfileLister(w.profiles)}

@@ -2,11 +2,9 @@ package handlers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,15 +54,11 @@ func (h *InferenceServices) selectSettled(ctx context.Context, isvc *v1beta1.Inf
 	return d, err
 }
 
-// Mutate migrates the deprecated predictor, applies defaults and pins the
-// runtime and AcceleratorClass decision in annotations. It does not deny a
-// service it cannot resolve: the validating handler does, with the full
-// explanation, so that both handlers stay single-purpose.
-//
-// A pinned decision is re-made only when an input of it changed (model,
-// runtime, accelerator selector, protocol, the class and strategy
-// annotations) or the pin was removed, so a newly created runtime never
-// silently moves a running service.
+// Mutate migrates the deprecated predictor, checks what the user sent,
+// applies defaults and pins the runtime and AcceleratorClass decision in
+// annotations (see pin). It does not deny a service it cannot resolve: the
+// validating handler does, with the full explanation. It alone emits the
+// decision's warnings, so kubectl shows each once.
 func (h *InferenceServices) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	if skip(req) {
 		return admission.Allowed()
@@ -73,16 +67,32 @@ func (h *InferenceServices) Mutate(ctx context.Context, req *admissionv1.Admissi
 	if deny := decodeObject(req, &isvc); deny != nil {
 		return deny
 	}
+	old, deny := decodeOld(req)
+	if deny != nil {
+		return deny
+	}
 	roundTrip := isvc.DeepCopy() // the decoded object, before any change
 	if isvc.Namespace == "" {
 		isvc.Namespace = req.Namespace
 	}
+	protocolGiven := userProtocol(&isvc)
 	warnings, err := MigratePredictor(&isvc)
 	if err != nil {
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: %v", objectName(req), err))
 	}
+	if errs := validation.ValidateComponents(&isvc.Spec); len(errs) > 0 {
+		if old == nil || old.Spec.Decoder == nil {
+			return invalid("InferenceService", isvc.Name, objectName(req), errs, nil)
+		}
+		for _, e := range errs { // ratcheting: the stored service had the decoder
+			warnings = append(warnings, causeLine(e)+" (not introduced by this update, so not denied; berth defaults the engine)")
+		}
+	}
 	applyDefaults(&isvc)
-	warnings = append(warnings, h.pin(ctx, &isvc)...)
+	if isvc.Spec.Predictor != nil && !protocolGiven {
+		warnings = append(warnings, h.kserveProtocol(&isvc, old)...)
+	}
+	warnings = append(warnings, h.pin(ctx, &isvc, old)...)
 
 	// The namespace defaulted above is not part of what we write back.
 	isvc.Namespace = roundTrip.Namespace
@@ -91,6 +101,50 @@ func (h *InferenceServices) Mutate(ctx context.Context, req *admissionv1.Admissi
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("InferenceService %s: cannot build patch: %v", objectName(req), err))
 	}
 	return admission.Patched(p, warnings...)
+}
+
+// decodeOld decodes the stored object of an UPDATE (nil otherwise), with
+// the namespace defaulted as for the new one.
+func decodeOld(req *admissionv1.AdmissionRequest) (*v1beta1.InferenceService, *admissionv1.AdmissionResponse) {
+	if req.Operation != admissionv1.Update {
+		return nil, nil
+	}
+	var old v1beta1.InferenceService
+	if deny := decodeRaw(req, req.OldObject.Raw, "old object", &old); deny != nil {
+		return nil, deny
+	}
+	if old.Namespace == "" {
+		old.Namespace = req.Namespace
+	}
+	return &old, nil
+}
+
+// kserveProtocol settles the protocol of a KServe-shaped service that names
+// none. MigratePredictor gave it KServe's default (v1, or v2). On UPDATE the
+// stored protocol stays, so an upgrade of berth never changes a running
+// service's inputs. On CREATE, a runtime that lists no protocolVersions
+// serves only openAI in berth but "any" in KServe: when only such a runtime
+// can serve the service, the default is dropped and berth's applies.
+func (h *InferenceServices) kserveProtocol(isvc, old *v1beta1.InferenceService) []string {
+	if old != nil {
+		isvc.Spec.ProtocolVersion = nil
+		if p := old.Spec.ProtocolVersion; p != nil {
+			proto := *p
+			isvc.Spec.ProtocolVersion = &proto
+		}
+		return nil
+	}
+	if _, err := h.Index.Select(isvc); err == nil {
+		return nil
+	}
+	probe := isvc.DeepCopy()
+	probe.Spec.ProtocolVersion = nil
+	if _, err := h.Index.Select(probe); err != nil {
+		return nil // the validating handler explains the failure with KServe's protocol
+	}
+	was := *isvc.Spec.ProtocolVersion
+	isvc.Spec.ProtocolVersion = nil
+	return []string{fmt.Sprintf("no runtime serves KServe's default protocol %s; a runtime that lists no protocolVersions (KServe: any protocol) serves the service with berth's default, openAI", was)}
 }
 
 // applyDefaults fills what every service has: an engine with one replica.
@@ -106,72 +160,22 @@ func applyDefaults(isvc *v1beta1.InferenceService) {
 	}
 }
 
-// pin resolves and records the decision, unless the recorded one still holds.
-func (h *InferenceServices) pin(ctx context.Context, isvc *v1beta1.InferenceService) (warnings []string) {
-	ann := isvc.Annotations
-	digest := inputDigest(isvc)
-	if ann[v1beta1.AnnotationResolvedRuntime] != "" && ann[v1beta1.AnnotationResolvedInputs] == digest {
-		kind, name, _ := strings.Cut(ann[v1beta1.AnnotationResolvedRuntime], "/")
-		if _, err := h.Index.Resolve(isvc, kind, name, ann[v1beta1.AnnotationResolvedAcceleratorClass]); err == nil {
-			return nil // the pin holds
-		}
-		warnings = append(warnings, fmt.Sprintf("the pinned runtime %s or class %q no longer resolves; re-resolving",
-			ann[v1beta1.AnnotationResolvedRuntime], ann[v1beta1.AnnotationResolvedAcceleratorClass]))
-	}
-	d, err := h.selectSettled(ctx, isvc)
-	if err != nil {
-		// Leave no stale pin behind; the validating handler denies with the reason.
-		for _, k := range []string{v1beta1.AnnotationResolvedRuntime, v1beta1.AnnotationResolvedAcceleratorClass, v1beta1.AnnotationResolvedInputs} {
-			delete(isvc.Annotations, k)
-		}
-		return warnings
-	}
-	if isvc.Annotations == nil {
-		isvc.Annotations = map[string]string{}
-	}
-	isvc.Annotations[v1beta1.AnnotationResolvedRuntime] = d.RuntimeRef()
-	if d.AcceleratorClass != nil {
-		isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass] = d.AcceleratorClass.Name
-	} else {
-		delete(isvc.Annotations, v1beta1.AnnotationResolvedAcceleratorClass)
-	}
-	isvc.Annotations[v1beta1.AnnotationResolvedInputs] = digest
-	return append(warnings, d.Warnings...)
-}
-
-// inputDigest hashes exactly what the decision depends on.
-func inputDigest(isvc *v1beta1.InferenceService) string {
-	in := struct {
-		Model    *v1beta1.ModelRef
-		Runtime  *v1beta1.ServingRuntimeRef
-		Selector *v1beta1.AcceleratorSelector
-		Protocol *v1beta1.ProtocolVersion
-		Format   *v1beta1.ModelFormat
-		Class    string
-		Strategy string
-	}{
-		Model: isvc.Spec.Model, Runtime: isvc.Spec.Runtime, Selector: isvc.Spec.AcceleratorSelector,
-		Protocol: isvc.Spec.ProtocolVersion,
-		Class:    isvc.Annotations[v1beta1.AnnotationAcceleratorClass],
-		Strategy: isvc.Annotations[v1beta1.AnnotationSelectionStrategy],
-	}
-	if p := isvc.Spec.Predictor; p != nil && p.Model != nil {
-		in.Format = &p.Model.ModelFormat
-	}
-	b, _ := json.Marshal(in) // plain structs of strings: cannot fail
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
-}
-
 // Validate denies a service whose model, runtime or class cannot be
-// resolved, with every candidate and why it lost, and updates that change a
-// running service's group shape, which the reconciler cannot roll.
+// resolved (listing every candidate and why it lost) or whose pinned
+// decision does not pass, whose pods could not be composed, whose
+// lifecycle settings the reconciler cannot honour, and updates that change
+// a running service's group shape. Its only warnings are its own: the
+// mutating handler has explained the decision.
 func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	if skip(req) {
 		return admission.Allowed()
 	}
 	var isvc v1beta1.InferenceService
 	if deny := decodeObject(req, &isvc); deny != nil {
+		return deny
+	}
+	old, deny := decodeOld(req)
+	if deny != nil {
 		return deny
 	}
 	if isvc.Namespace == "" {
@@ -182,17 +186,7 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 			return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: %v", objectName(req), err))
 		}
 	}
-	var d *selection.Decision
-	var err error
-	if ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]; ref != "" {
-		kind, name, ok := strings.Cut(ref, "/")
-		if !ok {
-			return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: annotation %s=%q is not <Kind>/<name>; remove it and berth resolves the runtime again", objectName(req), v1beta1.AnnotationResolvedRuntime, ref))
-		}
-		d, err = h.Index.Resolve(&isvc, kind, name, isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass])
-	} else {
-		d, err = h.selectSettled(ctx, &isvc)
-	}
+	d, err := h.resolve(ctx, &isvc, old)
 	if err != nil {
 		// selection errors name the service, what was asked and every candidate.
 		return admission.Denied(http.StatusUnprocessableEntity, err.Error())
@@ -200,16 +194,53 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 	if errs := validateLifecycle(&isvc, d); len(errs) > 0 {
 		return admission.Invalid("InferenceService", isvc.Name, errs)
 	}
-	if req.Operation == admissionv1.Update {
-		var old v1beta1.InferenceService
-		if deny := decodeRaw(req, req.OldObject.Raw, "old object", &old); deny != nil {
-			return deny
-		}
-		if msg := shapeChange(&old, &isvc); msg != "" {
+	errs, warnings := h.composeErrors(&isvc, d), []string(nil)
+	if old != nil && len(errs) > 0 {
+		errs, warnings = ratchetLines(errs, h.composeErrors(old, d))
+	}
+	if len(errs) > 0 {
+		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: the pods berth would create for it cannot be composed:\n- %s", objectName(req), strings.Join(errs, "\n- ")))
+	}
+	if old != nil {
+		if msg := shapeChange(old, &isvc); msg != "" {
 			return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: %s", objectName(req), msg))
 		}
 	}
-	return admission.Allowed(d.Warnings...)
+	return admission.Allowed(warnings...)
+}
+
+// resolve is the decision Validate checks: the pin, verified as an
+// explicit choice, or a fresh selection when there is none. A pin that
+// the update did not touch (same pin, same inputs as the stored object)
+// and that no longer passes is read as it is: the mutating handler warned,
+// and the update did not introduce the problem.
+func (h *InferenceServices) resolve(ctx context.Context, isvc, old *v1beta1.InferenceService) (*selection.Decision, error) {
+	cur := pinOf(isvc)
+	if cur.runtime == "" {
+		return h.selectSettled(ctx, isvc)
+	}
+	d, err := h.verifyPin(isvc, cur)
+	if err == nil {
+		return d, nil
+	}
+	if old != nil && cur == pinOf(old) && inputDigest(isvc) == inputDigest(old) {
+		kind, name, _ := strings.Cut(cur.runtime, "/")
+		return h.Index.Resolve(isvc, kind, name, cur.class)
+	}
+	return nil, err
+}
+
+// ratchetLines splits errs into those the stored object does not have and
+// warnings for those it has.
+func ratchetLines(errs, old []string) (still, warnings []string) {
+	for _, e := range errs {
+		if slices.Contains(old, e) {
+			warnings = append(warnings, e+" (not introduced by this update, so not denied; pods of this service cannot be created until it is fixed)")
+		} else {
+			still = append(still, e)
+		}
+	}
+	return still, warnings
 }
 
 // groupShape is what the reconciler cannot change in place: whether a

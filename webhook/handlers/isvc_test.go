@@ -188,7 +188,9 @@ func TestHandlersDenyUndecodableObjects(t *testing.T) {
 }
 
 // Seed 001's previous schema (predictor.sklearn) is migrated at admission
-// and pinned to the out-of-box runtime KServe mapped it to.
+// and the runtime auto-selected, as KServe does since v0.9. The seed's
+// kserve-sklearnserver lists no protocolVersions (the seed elides them),
+// which KServe reads as "any": the KServe default v1 is then dropped.
 func TestPreviousSchemaIsMigratedAndPinned(t *testing.T) {
 	w := newWorld()
 	w.addCSR(t, "api/v1beta1/testdata/seeds/001-implicit-kserve-sklearnserver.yaml", time.Now())
@@ -198,6 +200,7 @@ func TestPreviousSchemaIsMigratedAndPinned(t *testing.T) {
 	assert.Equal(t, "ClusterServingRuntime/kserve-sklearnserver", out.Annotations[v1beta1.AnnotationResolvedRuntime])
 	assert.Nil(t, out.Spec.Predictor.SKLearn)
 	assert.Equal(t, "sklearn", out.Spec.Predictor.Model.ModelFormat.Name)
-	assert.Equal(t, "kserve-sklearnserver", out.Spec.Runtime.Name)
+	assert.Nil(t, out.Spec.Runtime)
+	assert.Nil(t, out.Spec.ProtocolVersion)
 	assert.NotEmpty(t, resp.Warnings, "the migration is announced")
 }

@@ -18,7 +18,8 @@ func TestMigratePreviousSchema(t *testing.T) {
 	assert.Nil(t, p.SKLearn)
 	require.NotNil(t, p.Model)
 	assert.Equal(t, "sklearn", p.Model.ModelFormat.Name)
-	assert.Equal(t, "kserve-sklearnserver", isvc.Spec.Runtime.Name)
+	assert.Nil(t, isvc.Spec.Runtime, "KServe auto-selects the runtime; so does berth")
+	assert.Equal(t, v1beta1.ProtocolKServeV1, *isvc.Spec.ProtocolVersion, "KServe's default protocol")
 	require.NotNil(t, isvc.Spec.Engine.Runner)
 	assert.Equal(t, "s3://bucket/sklearn/mnist.joblib", isvc.Spec.Engine.Runner.Env[0].Value)
 	assert.Equal(t, "STORAGE_URI", isvc.Spec.Engine.Runner.Env[0].Name)
@@ -39,7 +40,50 @@ func TestMigrateProtocolDefaults(t *testing.T) {
 	_, err := MigratePredictor(isvc)
 	require.NoError(t, err)
 	assert.Equal(t, v1beta1.ProtocolKServeV2, *isvc.Spec.ProtocolVersion)
-	assert.Equal(t, "kserve-tritonserver", isvc.Spec.Runtime.Name)
+	assert.Nil(t, isvc.Spec.Runtime)
+}
+
+// KServe's protocol defaults: v1, except v2 for the Triton, ONNX and
+// Hugging Face framework keys, the triton model format, and the runtimes
+// kserve-mlserver and kserve-tritonserver named explicitly; a protocol the
+// user set always wins.
+func TestMigrateProtocolDefaultsAsKServe(t *testing.T) {
+	uri := "gs://m"
+	ext := func() *v1beta1.PredictorExtensionSpec { return &v1beta1.PredictorExtensionSpec{StorageURI: &uri} }
+	model := func(format, runtime string) *v1beta1.PredictorModelSpec {
+		m := &v1beta1.PredictorModelSpec{ModelFormat: v1beta1.ModelFormat{Name: format}}
+		if runtime != "" {
+			m.Runtime = &runtime
+		}
+		return m
+	}
+	cases := []struct {
+		name      string
+		predictor v1beta1.PredictorSpec
+		want      v1beta1.ProtocolVersion
+	}{
+		{"sklearn key", v1beta1.PredictorSpec{SKLearn: ext()}, v1beta1.ProtocolKServeV1},
+		{"onnx key", v1beta1.PredictorSpec{ONNX: ext()}, v1beta1.ProtocolKServeV2},
+		{"huggingface key", v1beta1.PredictorSpec{HuggingFace: ext()}, v1beta1.ProtocolKServeV2},
+		{"model sklearn", v1beta1.PredictorSpec{Model: model("sklearn", "")}, v1beta1.ProtocolKServeV1},
+		{"model triton", v1beta1.PredictorSpec{Model: model("triton", "")}, v1beta1.ProtocolKServeV2},
+		{"model on kserve-mlserver", v1beta1.PredictorSpec{Model: model("sklearn", "kserve-mlserver")}, v1beta1.ProtocolKServeV2},
+		{"model on kserve-torchserve", v1beta1.PredictorSpec{Model: model("pytorch", "kserve-torchserve")}, v1beta1.ProtocolKServeV1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			isvc := &v1beta1.InferenceService{Spec: v1beta1.InferenceServiceSpec{Predictor: tc.predictor.DeepCopy()}}
+			_, err := MigratePredictor(isvc)
+			require.NoError(t, err)
+			require.NotNil(t, isvc.Spec.ProtocolVersion)
+			assert.Equal(t, tc.want, *isvc.Spec.ProtocolVersion)
+		})
+	}
+	set := &v1beta1.InferenceService{Spec: v1beta1.InferenceServiceSpec{
+		ProtocolVersion: ptrTo(v1beta1.ProtocolOpenAI), Predictor: &v1beta1.PredictorSpec{Triton: ext()}}}
+	_, err := MigratePredictor(set)
+	require.NoError(t, err)
+	assert.Equal(t, v1beta1.ProtocolOpenAI, *set.Spec.ProtocolVersion, "the user's protocol wins")
 }
 
 func TestMigrateNewSchemaKeepsExplicitRuntime(t *testing.T) {
@@ -48,6 +92,7 @@ func TestMigrateNewSchemaKeepsExplicitRuntime(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "kserve-mlserver", isvc.Spec.Runtime.Name)
 	assert.Nil(t, isvc.Spec.Predictor.Model.Runtime)
+	assert.Equal(t, v1beta1.ProtocolKServeV2, *isvc.Spec.ProtocolVersion, "KServe defaults mlserver to v2")
 }
 
 func TestMigrateRejectsPredictorAndEngineContainers(t *testing.T) {

@@ -1,0 +1,116 @@
+package handlers
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/berthdev/berth/selection"
+)
+
+// AnnotationDecision holds the full ranking of the pinned decision, one
+// line per candidate that lost and why, for `kubectl describe`. Berth
+// writes it whenever it decides and keeps it while the pin holds; what a
+// request carries there is ignored. (It belongs in api/v1beta1/wellknown.go
+// with the other ome.io annotations; it lives here until that file's owner
+// moves it.)
+const AnnotationDecision = "ome.io/decision"
+
+// maxDecisionAnnotation bounds the annotation: the apiserver allows 256 KiB
+// of annotations per object, and a cluster of a thousand runtimes should
+// not spend it on one service.
+const maxDecisionAnnotation = 8 << 10
+
+// exampleLength bounds the loser quoted in the summary warning.
+const exampleLength = 200
+
+// headline says what was chosen: runtime, class, protocol and model.
+func headline(d *selection.Decision) string {
+	var b strings.Builder
+	b.WriteString("runtime ")
+	b.WriteString(d.RuntimeRef())
+	if d.Runtime.AutoSelected {
+		b.WriteString(" (auto-selected)")
+	}
+	if c := d.AcceleratorClassName(); c != "" {
+		b.WriteString(", AcceleratorClass ")
+		b.WriteString(c)
+		if d.AcceleratorAvailable {
+			b.WriteString(" (has room now)")
+		} else {
+			b.WriteString(" (no room now)")
+		}
+	} else {
+		b.WriteString(", no AcceleratorClass")
+	}
+	fmt.Fprintf(&b, ", protocol %s, model %s", d.Protocol, d.Model.Ref())
+	return b.String()
+}
+
+// decisionText is the annotation: the headline, then every explanation
+// line, cut before maxDecisionAnnotation with a count of what was left out.
+func decisionText(d *selection.Decision) string {
+	var b strings.Builder
+	b.WriteString(headline(d))
+	lines := d.Explanation
+	for i, l := range lines {
+		more := "\n… and " + strconv.Itoa(len(lines)-i) + " more line(s)"
+		need := b.Len() + 1 + len(l)
+		if i < len(lines)-1 {
+			need += len(more) // room to say what follows
+		}
+		if need > maxDecisionAnnotation {
+			b.WriteString(more)
+			return b.String()
+		}
+		b.WriteByte('\n')
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+// summary is the one-line warning of a decision: what won, how many
+// runtimes and classes lost with one example each, and where the rest is.
+func summary(d *selection.Decision) string {
+	var runtimes, classes []string
+	for _, l := range d.Explanation {
+		if strings.HasPrefix(l, "AcceleratorClass/") {
+			classes = append(classes, l)
+		} else {
+			runtimes = append(runtimes, l)
+		}
+	}
+	class := "no AcceleratorClass"
+	if c := d.AcceleratorClassName(); c != "" {
+		class = "AcceleratorClass " + c
+	}
+	parts := []string{fmt.Sprintf("berth chose runtime %s for %s (protocol %s), %s", d.RuntimeRef(), d.Model.Ref(), d.Protocol, class)}
+	if len(runtimes) > 0 {
+		parts = append(parts, fmt.Sprintf("%d other %s ranked lower, e.g. %s", len(runtimes), plural(len(runtimes), "runtime", "runtimes"), cut(runtimes[0])))
+	}
+	if len(classes) > 0 {
+		parts = append(parts, fmt.Sprintf("%d other %s ranked lower, e.g. %s", len(classes), plural(len(classes), "AcceleratorClass", "AcceleratorClasses"), cut(classes[0])))
+	}
+	parts = append(parts, "kubectl describe shows the full ranking (annotation "+AnnotationDecision+")")
+	return strings.Join(parts, "; ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// cut shortens s to exampleLength bytes on a rune boundary.
+func cut(s string) string {
+	if len(s) <= exampleLength {
+		return s
+	}
+	i := exampleLength
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
