@@ -20,6 +20,9 @@ var (
 	env *devenv.Env
 	// webhook is env's berth webhook: its certificates, URLs and process.
 	webhook *devenv.WebhookComponent
+	// reconciler is env's berth reconciler: its probes and supervised
+	// process (Kill sends SIGKILL; the supervisor restarts it).
+	reconciler *devenv.ProcessComponent
 )
 
 func TestMain(m *testing.M) {
@@ -42,7 +45,12 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(bin)
 	webhook = devenv.Webhook(filepath.Join(bin, "berth-webhook"))
-	env, err = startEnv(startCtx, []devenv.Component{webhook})
+	// The same flags as berth up, with short recreate backoffs so the
+	// recovery tests see several recreates in seconds.
+	reconciler = devenv.Reconciler(filepath.Join(bin, "berth-reconciler"),
+		"--leader-elect-namespace=kube-system", "--leader-elect-identity=e2e-reconciler",
+		"--recreate-backoff-base=2s", "--recreate-backoff-max=20s")
+	env, err = startEnv(startCtx, []devenv.Component{webhook, reconciler})
 	stopSignals()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: FAIL: cannot start the environment: %v\n", err)
@@ -68,11 +76,11 @@ func buildComponents(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/berth-webhook")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/berth-webhook", "./cmd/berth-reconciler")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", fmt.Errorf("build the berth components (go build ./cmd/berth-webhook in %s): %v\n%s", root, err, out)
+		return "", fmt.Errorf("build the berth components (go build ./cmd/berth-webhook ./cmd/berth-reconciler in %s): %v\n%s", root, err, out)
 	}
 	return dir, nil
 }

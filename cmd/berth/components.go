@@ -11,21 +11,26 @@ import (
 )
 
 // components are the berth processes `berth up` and `berth demo` run next
-// to the control plane. Their binaries are found next to this executable
-// (make build puts bin/berth-webhook beside bin/berth), then in $PATH;
-// nothing is built at run time. A component that follows the contract of
-// devenv.ProcessComponent is one more entry, e.g. the reconciler:
-//
-//	rec, err := devenv.FindComponent("berth-reconciler")
-//	...
-//	comps = append(comps, devenv.Reconciler(rec))
+// to the control plane: the webhook, then the reconciler. Their binaries
+// are found next to this executable (make build puts bin/berth-webhook
+// beside bin/berth), then in $PATH; nothing is built at run time.
 func components() ([]devenv.Component, error) {
 	webhook, err := devenv.FindComponent("berth-webhook")
 	if err != nil {
 		return nil, err
 	}
-	return []devenv.Component{devenv.Webhook(webhook)}, nil
+	rec, err := devenv.FindComponent("berth-reconciler")
+	if err != nil {
+		return nil, err
+	}
+	return []devenv.Component{devenv.Webhook(webhook), devenv.Reconciler(rec, reconcilerArgs...)}, nil
 }
+
+// reconcilerArgs run berth-reconciler in the local environment: the Lease
+// in kube-system (there is no berth-system namespace), and a fixed identity
+// so a reconciler restarted after a crash takes its lease back at once
+// instead of waiting for it to expire.
+var reconcilerArgs = []string{"--leader-elect-namespace=kube-system", "--leader-elect-identity=devenv-reconciler"}
 
 // deathSummary is one line per component that died during the run, in
 // first-death order: "berth-webhook died 2 times (last: signal: killed)".

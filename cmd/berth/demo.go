@@ -10,8 +10,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
 	"github.com/berthdev/berth/api/v1beta1"
@@ -169,20 +172,45 @@ func describeSample(ctx context.Context, w io.Writer, env *devenv.Env) {
 			fmt.Fprintf(w, "   InferenceService %s/%s is stored as written: no berth webhook has resolved its runtime and AcceleratorClass.\n",
 				got.GetNamespace(), got.GetName())
 		}
-		// Give a reconciler, if one runs, a moment to create pods. The
-		// webhook alone creates none, so do not wait for it.
-		deadline := time.Now().Add(10 * time.Second)
-		for runs(env, "berth-reconciler") && time.Now().Before(deadline) {
-			pods, err := env.Kube.CoreV1().Pods(got.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: v1beta1.LabelInferenceService + "=" + got.GetName()})
-			if err == nil && len(pods.Items) > 0 {
-				for _, p := range pods.Items {
-					fmt.Fprintf(w, "   pod %s: %s on %s\n", p.Name, p.Status.Phase, orNone(p.Spec.NodeName))
-				}
-				break
-			}
-			time.Sleep(500 * time.Millisecond)
+		if runs(env, "berth-reconciler") {
+			waitSample(ctx, w, env, got.GetNamespace(), got.GetName())
 		}
 	}
+}
+
+// waitSample waits (up to 2 minutes) for the reconciler to bring the sample
+// to Ready, then shows its pods and the service as kubectl get shows it.
+func waitSample(ctx context.Context, w io.Writer, env *devenv.Env, ns, name string) {
+	res, err := env.Applier.Resource(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1beta1.SchemeGroupVersion.String(), "kind": "InferenceService", "metadata": map[string]any{"namespace": ns}}})
+	if err != nil {
+		return
+	}
+	var svc v1beta1.InferenceService
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if u, err := res.Get(ctx, name, metav1.GetOptions{}); err == nil {
+			svc = v1beta1.InferenceService{}
+			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &svc)
+			if c := meta.FindStatusCondition(svc.Status.Conditions, v1beta1.ConditionReady); c != nil && c.Status == metav1.ConditionTrue {
+				break
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: v1beta1.LabelInferenceService + "=" + name})
+	if err == nil {
+		for i := range pods.Items {
+			describePod(w, &pods.Items[i])
+		}
+	}
+	ready := meta.FindStatusCondition(svc.Status.Conditions, v1beta1.ConditionReady)
+	if ready == nil {
+		fmt.Fprintf(w, "   The reconciler has not reported on %s/%s yet.\n", ns, name)
+		return
+	}
+	fmt.Fprintf(w, "   kubectl get isvc: READY %s, STATUS %s, URL %s\n   Ready=%s: %s\n",
+		orNone(svc.Status.Ready), ready.Reason, orNone(svc.Status.URL), ready.Status, ready.Message)
 }
 
 // gpuProbe runs a plain 2-GPU pod on the H100 pool and deletes it again.
