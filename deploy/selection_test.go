@@ -210,3 +210,84 @@ func readFile(t *testing.T, path string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// TestLargeModelMustFitItsGroup: Llama 3.1 405B in FP8 needs 405 GB of
+// weights plus headroom (× 1.2 = 486 GB). On 8 × A100-40GB (344 GB) it is
+// denied with the numbers; on 8 × H100-80GB (687 GB) it is admitted. The
+// shipped runtime is a leader and a worker of 8 GPUs; a service that sets
+// worker.size 0 asks for one pod of 8.
+func TestLargeModelMustFitItsGroup(t *testing.T) {
+	x, _ := runtimeIndex(t)
+	shippedClassIndex(t, x)
+	x.UpsertClusterBaseModel(&v1beta1.ClusterBaseModel{ObjectMeta: metav1.ObjectMeta{Name: "llama-3-1-405b-instruct-fp8"}, Spec: v1beta1.BaseModelSpec{
+		ModelFormat:        v1beta1.ModelFormat{Name: "safetensors", Version: ptrTo("1.0.0")},
+		ModelFramework:     &v1beta1.ModelFrameworkSpec{Name: "transformers", Version: ptrTo("4.47.0")},
+		ModelArchitecture:  ptrTo("LlamaForCausalLM"),
+		ModelParameterSize: ptrTo("405B"),
+		Quantization:       ptrTo(v1beta1.ModelQuantization("fp8")),
+	}})
+	svc := func(class string) *v1beta1.InferenceService {
+		return &v1beta1.InferenceService{
+			ObjectMeta: metav1.ObjectMeta{Name: "llama-405b", Namespace: "team-a", Annotations: map[string]string{v1beta1.AnnotationAcceleratorClass: class}},
+			Spec: v1beta1.InferenceServiceSpec{
+				Model:   &v1beta1.ModelRef{Name: "llama-3-1-405b-instruct-fp8"},
+				Runtime: &v1beta1.ServingRuntimeRef{Name: "vllm-llama-3-1-405b-instruct-fp8-rt"},
+				Engine:  &v1beta1.EngineSpec{Worker: &v1beta1.WorkerSpec{Size: ptrTo(int32(0))}},
+			},
+		}
+	}
+	_, err := x.Select(svc("nvidia-a100-40gb"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "needs ≥ 486 GB, group has 8 × 40 GiB (343.6 GB; 405B parameters × 1 byte (fp8) × 1.2 headroom)")
+
+	d, err := x.Select(svc("nvidia-h100-80gb"))
+	require.NoError(t, err)
+	assert.Equal(t, "nvidia-h100-80gb", d.AcceleratorClassName())
+}
+
+// TestShippedRuntimesFitTheirModels: every out-of-box runtime, asked for
+// the largest model of its size range (the smallest when it has no upper
+// bound) in its own quantization, fits its own resource request on some
+// shipped class: engine and, for PD runtimes, decoder groups alike.
+func TestShippedRuntimesFitTheirModels(t *testing.T) {
+	x, rts := runtimeIndex(t)
+	shippedClassIndex(t, x)
+	for _, rt := range rts {
+		t.Run(rt.Name, func(t *testing.T) {
+			r := rt.Spec.ModelSizeRange
+			if r == nil || (r.Max == nil && r.Min == nil) {
+				t.Skip("no size range")
+			}
+			size := r.Max
+			if size == nil {
+				size = r.Min
+			}
+			f := rt.Spec.SupportedModelFormats[0]
+			bm := &v1beta1.ClusterBaseModel{ObjectMeta: metav1.ObjectMeta{Name: "largest-" + rt.Name}, Spec: v1beta1.BaseModelSpec{
+				ModelFormat:        *f.ModelFormat,
+				ModelArchitecture:  f.ModelArchitecture,
+				Quantization:       f.Quantization,
+				ModelParameterSize: size,
+			}}
+			if fw := f.ModelFramework; fw != nil {
+				bm.Spec.ModelFramework = &v1beta1.ModelFrameworkSpec{Name: fw.Name, Version: fw.Version}
+			}
+			x.UpsertClusterBaseModel(bm)
+			isvc := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "team-a"},
+				Spec: v1beta1.InferenceServiceSpec{Model: &v1beta1.ModelRef{Name: bm.Name}, Runtime: &v1beta1.ServingRuntimeRef{Name: rt.Name}}}
+			if rt.Spec.DecoderConfig != nil {
+				// The decoder holds the whole model too: check it as the engine.
+				dec := isvc.DeepCopy()
+				d := rt.Spec.DecoderConfig
+				dec.Spec.Engine = &v1beta1.EngineSpec{Runner: d.Runner, Leader: d.Leader, Worker: d.Worker}
+				if d.Worker == nil {
+					dec.Spec.Engine.Worker = &v1beta1.WorkerSpec{Size: ptrTo(int32(0))}
+				}
+				_, err := x.Select(dec)
+				assert.NoError(t, err, "decoder group")
+			}
+			_, err := x.Select(isvc)
+			assert.NoError(t, err, "engine group")
+		})
+	}
+}

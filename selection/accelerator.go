@@ -22,11 +22,13 @@ type classEval struct {
 	c         *classEntry
 	unmet     string // "" when the class meets the merged requirements
 	foreign   bool   // another vendor than the request, and nothing opted in
+	noFit     bool   // the group's accelerator memory does not hold the model
+	perPod    int64  // accelerators per pod on this class (its configurations applied)
 	available bool
 }
 
 // qualifies: the class may run the service (room aside).
-func (ce *classEval) qualifies() bool { return ce.unmet == "" && !ce.foreign }
+func (ce *classEval) qualifies() bool { return ce.unmet == "" && !ce.foreign && !ce.noFit }
 
 // classScratch is the per-decision working set for "every class" (200 in
 // the benchmark), pooled so that a decision does not leave it to the GC.
@@ -78,13 +80,70 @@ type classRequest struct {
 	// optedIn the classes they select (foreign vendors allowed).
 	configs []*v1beta1.AcceleratorConfiguration
 	optedIn []string
+	// gpus are the classes whose engine acceleratorConfigurations set the
+	// accelerators per pod; fit is what the model needs of a group.
+	gpus  []classGPUs
+	fit   fitNeed
+	model *modelEntry
+}
+
+// classGPUs: an engine configuration gives class name perPod accelerators.
+type classGPUs struct {
+	name   string
+	perPod int64
+}
+
+// perPodFor is the engine's accelerators per pod on c, as merge composes
+// them: a configuration for c sets them (the larger of it and the
+// service's own request), else the runner's request holds.
+func (cr *classRequest) perPodFor(c *classEntry) int64 {
+	for _, g := range cr.gpus {
+		if g.name == c.name {
+			return max(g.perPod, cr.nd.user)
+		}
+	}
+	return cr.nd.perPod
+}
+
+// gpusPerClass collects the accelerators per pod the engine's
+// acceleratorConfigurations set, per class (the largest wins, as in merge).
+func (x *Index) gpusPerClass(isvc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec) []classGPUs {
+	var out []classGPUs
+	for _, ac := range accelConfigs(isvc, rt, false) {
+		q, _ := x.acceleratorQuantity(&ac.Resources)
+		if ac.Runner != nil {
+			if r, _ := x.acceleratorQuantity(&ac.Runner.Resources); r > q {
+				q = r
+			}
+		}
+		if q <= 0 {
+			continue
+		}
+		name := ac.Selector.AcceleratorClass
+		if i := slices.IndexFunc(out, func(g classGPUs) bool { return g.name == name }); i >= 0 {
+			out[i].perPod = max(out[i].perPod, q)
+		} else {
+			out = append(out, classGPUs{name: name, perPod: q})
+		}
+	}
+	return out
+}
+
+// groupGPUs is accelerators per pod × pods per group on the class.
+func (cr *classRequest) groupGPUs(ce *classEval) int64 { return mulDiv(ce.perPod, cr.nd.pods, 1) }
+
+// classNeed is the group's need on the class.
+func (cr *classRequest) classNeed(ce *classEval) need {
+	nd := cr.nd
+	nd.perPod = ce.perPod
+	return nd
 }
 
 // classRequestLocked reads the merged requirements, the strategy and the
 // explicit names, and checks that every explicitly named class exists: a
 // typo should fail at admission, not silently fall through to another class.
-func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry) (*classRequest, *Error) {
-	cr := &classRequest{svc: serviceRef(isvc), rt: rt, reqs: rt.spec.AcceleratorRequirements, req: newRequirement(), strategy: v1beta1.DefaultStrategy}
+func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry, m *modelEntry) (*classRequest, *Error) {
+	cr := &classRequest{svc: serviceRef(isvc), rt: rt, model: m, reqs: rt.spec.AcceleratorRequirements, req: newRequirement(), strategy: v1beta1.DefaultStrategy}
 	if cr.reqs != nil {
 		cr.req.add(rt.ref+" spec.acceleratorRequirements.requiredCapabilities", cr.reqs.RequiredCapabilities)
 		cr.supported = cr.reqs.SupportedClasses
@@ -129,6 +188,8 @@ func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEn
 	cr.nd = x.podNeed(rt.spec, isvc)
 	cr.configs = accelConfigs(isvc, rt.spec, true)
 	cr.optedIn = configuredClasses(cr)
+	cr.gpus = x.gpusPerClass(isvc, rt.spec)
+	cr.fit = x.fitNeedFor(m)
 	return cr, nil
 }
 
@@ -138,7 +199,7 @@ func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEn
 // room for a whole group comes first; when none has room the best class is
 // still chosen and marked unavailable.
 func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry, m *modelEntry, lb *lineBuf) (*classChoice, *Error) {
-	cr, err := x.classRequestLocked(isvc, rt)
+	cr, err := x.classRequestLocked(isvc, rt, m)
 	if err != nil {
 		return nil, err
 	}
@@ -176,10 +237,7 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 	if p.winner == nil {
 		return nil, noClassError(cr, cands)
 	}
-	ch := &classChoice{c: p.winner.c, available: p.winner.available, warnings: warnings}
-	if !p.winner.available {
-		ch.warnings = append(ch.warnings, "AcceleratorClass "+p.winner.c.name+" currently has no room: its ready nodes lack "+needText(p.winner.c, cr.nd)+"; the service will wait for capacity")
-	}
+	ch := &classChoice{c: p.winner.c, available: p.winner.available, warnings: append(warnings, cr.winnerWarnings(p.winner)...)}
 	explainClasses(lb, cr, cands, p)
 	return ch, nil
 }
@@ -226,13 +284,17 @@ func (x *Index) evaluateClassesLocked(cr *classRequest, cands []*classEval) {
 	for _, ce := range cands {
 		ce.unmet = cr.req.unmet(ce.c)
 		ce.foreign = len(cr.supported) == 0 && !ce.c.sameVendor(cr.nd.resource) && !containsString(cr.optedIn, ce.c.name)
+		ce.perPod = cr.perPodFor(ce.c)
+		if cr.fit.bytes > 0 && ce.perPod > 0 && ce.c.memory > 0 {
+			ce.noFit = groupMemory(cr.groupGPUs(ce), ce.c.memory) < cr.fit.bytes
+		}
 		if !ce.qualifies() {
 			continue
 		}
-		if selCap != nil {
+		if selCap != nil && ce.perPod == cr.nd.perPod {
 			ce.available = selCap[ce.c] >= cr.nd.pods
 		} else {
-			ce.available = x.fits(ce.c, cr.nd, cr.nodeSel)
+			ce.available = x.fits(ce.c, cr.classNeed(ce), cr.nodeSel)
 		}
 	}
 }
@@ -335,6 +397,7 @@ func explainClasses(lb *lineBuf, cr *classRequest, cands []*classEval, p classPi
 	w := p.winner
 	winnerScore := strconv.Itoa(int(p.scores[w.c.name]))
 	var needRes, needTxt, shared string
+	var needPerPod int64
 	switch p.mode {
 	case modeAnnotation:
 		shared = "fits, but annotation " + v1beta1.AnnotationAcceleratorClass + " chose " + w.c.name
@@ -356,8 +419,8 @@ func explainClasses(lb *lineBuf, cr *classRequest, cands []*classEval, p classPi
 			lb.b = appendWhyNot(lb.b, cr, ce)
 			lb.end()
 		case w.available && !ce.available && p.mode != modeAnnotation:
-			if r := string(ce.c.resourceFor(cr.nd)); r != needRes || needTxt == "" {
-				needRes, needTxt = r, needText(ce.c, cr.nd)
+			if r := string(ce.c.resourceFor(cr.nd)); r != needRes || ce.perPod != needPerPod || needTxt == "" {
+				needRes, needPerPod, needTxt = r, ce.perPod, needText(ce.c, cr.classNeed(ce))
 			}
 			lb.add(ce.c.linePrefix, "fits, but its ready nodes lack ", needTxt, "; ", w.c.name, " has room")
 		case p.mode == modePreferred && !containsString(cr.preferred, name):
@@ -577,4 +640,22 @@ func firstNonZero(cs ...int) int {
 		}
 	}
 	return 0
+}
+
+// winnerWarnings: the chosen class has no room, or the fit was not
+// checked (the model declares no size, or the class no memory).
+func (cr *classRequest) winnerWarnings(w *classEval) []string {
+	var out []string
+	if !w.available {
+		out = append(out, "AcceleratorClass "+w.c.name+" currently has no room: its ready nodes lack "+needText(w.c, cr.classNeed(w))+"; the service will wait for capacity")
+	}
+	if w.perPod > 0 {
+		switch {
+		case cr.fit.bytes == 0:
+			out = append(out, cr.model.model.Ref()+" declares no spec.modelParameterSize, so whether it fits in the memory of AcceleratorClass "+w.c.name+" was not checked")
+		case w.c.memory == 0:
+			out = append(out, "AcceleratorClass "+w.c.name+" declares no capabilities.memoryGB, so whether "+cr.model.model.Ref()+" fits in it was not checked")
+		}
+	}
+	return out
 }

@@ -36,7 +36,9 @@ func caps(f func(*v1beta1.AcceleratorCapabilities)) *v1beta1.AcceleratorCapabili
 }
 
 func TestSelectAcceleratorClass(t *testing.T) {
-	model := []*v1beta1.ClusterBaseModel{cbm("m", mSize("70B"))}
+	// 35B parameters need 84 GB with the default headroom: every class
+	// holds them with the runtime's 2 GPUs (TestModelMustFit covers fit).
+	model := []*v1beta1.ClusterBaseModel{cbm("m", mSize("35B"))}
 	rt := func(opts ...rtOpt) []*v1beta1.ClusterServingRuntime {
 		return []*v1beta1.ClusterServingRuntime{csr("rt", append([]rtOpt{formats(format("safetensors", "")), gpus(2, 0)}, opts...)...)}
 	}

@@ -27,13 +27,13 @@ func TestErrorMessage(t *testing.T) {
 }
 
 func TestDecisionWarnings(t *testing.T) {
-	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")), gpus(1, 0))},
-		classes: []*v1beta1.AcceleratorClass{class("a100")}, nodes: []NodeInfo{gpuNode("n", "a100", 8)}}.load()
+	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m", mSize("7B"))}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")), gpus(1, 0))},
+		classes: []*v1beta1.AcceleratorClass{class("a100", cMem("80Gi"))}, nodes: []NodeInfo{gpuNode("n", "a100", 8)}}.load()
 	d, err := x.Select(isvc("m"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"runtime ClusterServingRuntime/rt was auto-selected for ClusterBaseModel/m"}, d.Warnings)
 	assert.Equal(t, v1beta1.ProtocolOpenAI, d.Protocol)
-	assert.Equal(t, Model{Kind: KindClusterBaseModel, Name: "m", Spec: cbm("m").Spec}, d.Model)
+	assert.Equal(t, Model{Kind: KindClusterBaseModel, Name: "m", Spec: cbm("m", mSize("7B")).Spec, Size: 7_000_000_000}, d.Model)
 	assert.Equal(t, Runtime{Kind: KindClusterServingRuntime, Name: "rt", Spec: d.Runtime.Spec, AutoSelected: true}, d.Runtime)
 	assert.True(t, d.AcceleratorAvailable)
 }

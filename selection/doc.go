@@ -56,6 +56,17 @@
 // vendor's image). Only then does merge translate resource names; a CUDA
 // image never lands on AMD or Intel nodes by default, and the loser line
 // says "runtime requests nvidia.com/gpu and has no configuration for amd".
+// A class must also hold the model: accelerators per pod on that class
+// (an acceleratorConfigurations entry for it sets them, as merge does) ×
+// pods per group × capabilities.memoryGB ≥ parameters × bytes per
+// parameter × headroom. Bytes per parameter come from the model's
+// quantization: 4-bit schemes (int4, awq, gptq, fp4, nf4) 0.5, 8-bit ones
+// (fp8, int8, w8a8) 1, fp32 4, otherwise (fp16, bf16, none) 2. The
+// headroom, for KV cache and runtime buffers, is DefaultFitHeadroom (1.2)
+// unless Index.SetFitHeadroom changes it. A loser's line quotes the numbers:
+// "needs ≥ 486 GB, group has 8 × 40 GiB (343.6 GB; 405B parameters × 1 byte
+// (fp8) × 1.2 headroom)". A model without spec.modelParameterSize, or a
+// class without memoryGB, skips the check and the Decision warns so.
 // Then: the annotation
 // ome.io/accelerator-class, else the first fitting
 // acceleratorSelector.preferredClasses entry, else the best applicable

@@ -74,6 +74,9 @@ type Index struct {
 	selCache selectorCache
 	nodeUsed map[string]map[corev1.ResourceName]int64 // by node name; survives node deletes and early pods
 	pods     map[string]podUsage
+
+	// headroomMilli is the fit headroom × 1000 (SetFitHeadroom).
+	headroomMilli int64
 }
 
 type nodeEntry struct {
@@ -97,6 +100,7 @@ func NewIndex() *Index {
 		nodes:          map[string]*nodeEntry{},
 		nodeUsed:       map[string]map[corev1.ResourceName]int64{},
 		pods:           map[string]podUsage{},
+		headroomMilli:  int64(DefaultFitHeadroom * 1000),
 	}
 }
 

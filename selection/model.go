@@ -27,6 +27,7 @@ type modelEntry struct {
 	formatVersionText, fwVersionText, sizeText string
 	fwName                                     string // lower case, "" when the model names no framework
 	fwVersion                                  *Version
+	quant                                      string // spec.quantization, "" when none
 	// err is the first field that could not be parsed; a decision for this
 	// model reports it instead of silently mismatching.
 	err string
@@ -54,6 +55,9 @@ func compileModel(kind, namespace, name string, spec v1beta1.BaseModelSpec) *mod
 				e.fwVersion = &v
 			}
 		}
+	}
+	if spec.Quantization != nil {
+		e.quant = string(*spec.Quantization)
 	}
 	if spec.ModelParameterSize != nil {
 		n, err := ParseSize(*spec.ModelParameterSize)

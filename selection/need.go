@@ -18,6 +18,7 @@ type need struct {
 	perPod   int64               // accelerators per pod
 	pods     int64               // pods per group: 1 + worker.size
 	resource corev1.ResourceName // the resource the runner asked for; "" when none
+	user     int64               // accelerators per pod the service's own runners ask for; 0 when none
 }
 
 // podNeed reads the engine's accelerator need: the first runner (service
@@ -26,41 +27,33 @@ type need struct {
 // resource sets GPUs per pod; the service's worker size, else the
 // runtime's, sets pods per group.
 func (x *Index) podNeed(rt *v1beta1.ServingRuntimeSpec, isvc *v1beta1.InferenceService) need {
-	var runners []*corev1.ResourceRequirements
-	add := func(r *v1beta1.RunnerSpec) {
-		if r != nil {
-			runners = append(runners, &r.Resources)
-		}
-	}
+	var user, runtime []*corev1.ResourceRequirements
 	var workerSize *int32
 	if e := isvc.Spec.Engine; e != nil {
-		add(e.Runner)
-		if e.Leader != nil {
-			add(e.Leader.Runner)
-		}
+		user = appendRunners(user, e.Runner, e.Leader, nil)
 		if e.Worker != nil {
 			workerSize = e.Worker.Size
 		}
 	}
 	if e := rt.EngineConfig; e != nil {
-		add(e.Runner)
-		if e.Leader != nil {
-			add(e.Leader.Runner)
-		}
+		runtime = appendRunners(runtime, e.Runner, e.Leader, nil)
 		if e.Worker != nil && workerSize == nil {
 			workerSize = e.Worker.Size
 		}
 	}
 	if len(rt.Containers) > 0 {
-		runners = append(runners, &rt.Containers[0].Resources)
+		runtime = append(runtime, &rt.Containers[0].Resources)
 	}
 	n := need{pods: 1}
 	if workerSize != nil && *workerSize > 0 {
 		n.pods += int64(*workerSize)
 	}
-	for _, r := range runners {
+	for i, r := range append(user, runtime...) {
 		if q, name := x.acceleratorQuantity(r); q > 0 {
 			n.perPod, n.resource = q, name
+			if i < len(user) {
+				n.user = q
+			}
 			break
 		}
 	}

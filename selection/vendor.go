@@ -63,7 +63,7 @@ func foreignParts(cr *classRequest, c *classEntry) []string {
 }
 
 // appendWhyNot appends every reason a class does not qualify, "; "
-// separated: another vendor, then missing capabilities.
+// separated: another vendor, missing capabilities, then the fit.
 func appendWhyNot(b []byte, cr *classRequest, ce *classEval) []byte {
 	start := len(b)
 	sep := func() {
@@ -79,6 +79,10 @@ func appendWhyNot(b []byte, cr *classRequest, ce *classEval) []byte {
 	if ce.unmet != "" {
 		sep()
 		b = append(b, ce.unmet...)
+	}
+	if ce.noFit {
+		sep()
+		b = appendFit(b, &cr.fit, cr.groupGPUs(ce), ce.c.memory)
 	}
 	return b
 }
