@@ -237,8 +237,8 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 	if p.winner == nil {
 		return nil, noClassError(cr, cands)
 	}
-	ch := &classChoice{c: p.winner.c, available: p.winner.available, warnings: append(warnings, cr.winnerWarnings(p.winner)...)}
-	explainClasses(lb, cr, cands, p)
+	ch := &classChoice{c: p.winner.c, available: p.winner.available, warnings: append(warnings, x.winnerWarnings(cr, p.winner)...)}
+	x.explainClasses(lb, cr, cands, p)
 	return ch, nil
 }
 
@@ -393,7 +393,7 @@ func noClassError(cr *classRequest, cands []*classEval) *Error {
 // explainClasses writes one line per losing class. All lines share one
 // buffer: 200 classes would otherwise cost 200 allocations per decision,
 // and most losers share their reason, so each shared text is built once.
-func explainClasses(lb *lineBuf, cr *classRequest, cands []*classEval, p classPick) {
+func (x *Index) explainClasses(lb *lineBuf, cr *classRequest, cands []*classEval, p classPick) {
 	w := p.winner
 	winnerScore := strconv.Itoa(int(p.scores[w.c.name]))
 	var needRes, needTxt, shared string
@@ -419,6 +419,10 @@ func explainClasses(lb *lineBuf, cr *classRequest, cands []*classEval, p classPi
 			lb.b = appendWhyNot(lb.b, cr, ce)
 			lb.end()
 		case w.available && !ce.available && p.mode != modeAnnotation:
+			if !x.hasReadyNode(ce.c, cr.nodeSel) {
+				lb.add(ce.c.linePrefix, "fits, but ", noReadyNode(cr.nodeSel), "; ", w.c.name, " has room")
+				break
+			}
 			if r := string(ce.c.resourceFor(cr.nd)); r != needRes || ce.perPod != needPerPod || needTxt == "" {
 				needRes, needPerPod, needTxt = r, ce.perPod, needText(ce.c, cr.classNeed(ce))
 			}
@@ -644,10 +648,10 @@ func firstNonZero(cs ...int) int {
 
 // winnerWarnings: the chosen class has no room, or the fit was not
 // checked (the model declares no size, or the class no memory).
-func (cr *classRequest) winnerWarnings(w *classEval) []string {
+func (x *Index) winnerWarnings(cr *classRequest, w *classEval) []string {
 	var out []string
 	if !w.available {
-		out = append(out, "AcceleratorClass "+w.c.name+" currently has no room: its ready nodes lack "+needText(w.c, cr.classNeed(w))+"; the service will wait for capacity")
+		out = append(out, x.noRoomWarning(w.c, cr.classNeed(w), cr.nodeSel))
 	}
 	if w.perPod > 0 {
 		switch {

@@ -451,3 +451,30 @@ func TestNodeSelectorCacheFollowsLabels(t *testing.T) {
 		assert.Equal(t, s.want, d.AcceleratorAvailable, s.name)
 	}
 }
+
+// Item 13 of issue 10: a class that matches no Ready node is said to,
+// instead of "lack 1 pod(s) × 0 nvidia.com/gpu".
+func TestNoReadyNodeIsSaid(t *testing.T) {
+	objs := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m", mSize("7B"))}, classes: fleet(),
+		csrs:  []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")), gpus(2, 0))},
+		nodes: []NodeInfo{gpuNode("h", "h100-80gb", 8), {Name: "down", Labels: map[string]string{"gpu": "a100-40gb"}, Allocatable: map[corev1.ResourceName]int64{"nvidia.com/gpu": 8}}}}
+	x := objs.load()
+	d, err := x.Select(isvc("m"))
+	require.NoError(t, err)
+	assert.Equal(t, "h100-80gb", d.AcceleratorClassName())
+	assert.Contains(t, d.Explanation, "AcceleratorClass/a100-40gb: fits, but matches no Ready node; h100-80gb has room")
+	assert.Contains(t, d.Explanation, "AcceleratorClass/b200: fits, but matches no Ready node; h100-80gb has room")
+
+	d, err = x.Select(isvc("m", withAnnotation(v1beta1.AnnotationAcceleratorClass, "b200")))
+	require.NoError(t, err)
+	assert.False(t, d.AcceleratorAvailable)
+	assert.Contains(t, d.Warnings, "AcceleratorClass b200 matches no Ready node; the service will wait for one")
+
+	d, err = x.Select(isvc("m", withAnnotation(v1beta1.AnnotationAcceleratorClass, "h100-80gb"), withSelector(v1beta1.AcceleratorSelector{NodeSelector: map[string]string{"zone": "west"}})))
+	require.NoError(t, err)
+	assert.Contains(t, d.Warnings, "AcceleratorClass h100-80gb matches no Ready node with the labels of spec.acceleratorSelector.nodeSelector; the service will wait for one")
+
+	d, err = x.Resolve(isvc("m"), KindClusterServingRuntime, "rt", "b200")
+	require.NoError(t, err)
+	assert.Contains(t, d.Warnings, "AcceleratorClass b200 matches no Ready node; the service will wait for one")
+}

@@ -173,7 +173,7 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 	}
 	d.AcceleratorAvailable = x.fits(c, nd, nodeSel)
 	if !d.AcceleratorAvailable {
-		d.Warnings = append(d.Warnings, "AcceleratorClass "+c.name+" currently has no room: its ready nodes lack "+needText(c, nd))
+		d.Warnings = append(d.Warnings, x.noRoomWarning(c, nd, nodeSel))
 	}
 	return d, nil
 }

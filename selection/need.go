@@ -131,6 +131,42 @@ func (x *Index) fits(c *classEntry, nd need, nodeSel map[string]string) bool {
 	return false
 }
 
+// hasReadyNode reports whether any Ready node of the class carries sel's
+// labels (every Ready matching node is in the class's histogram).
+func (x *Index) hasReadyNode(c *classEntry, sel map[string]string) bool {
+	if len(sel) == 0 {
+		for _, h := range c.hist {
+			if h.count > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, n := range c.nodes {
+		if n.info.Ready && labelsMatch(sel, n.info.Labels) {
+			return true
+		}
+	}
+	return false
+}
+
+// noReadyNode says that a class has no Ready node (with the service's
+// acceleratorSelector.nodeSelector labels, when it has one).
+func noReadyNode(sel map[string]string) string {
+	if len(sel) > 0 {
+		return "matches no Ready node with the labels of spec.acceleratorSelector.nodeSelector"
+	}
+	return "matches no Ready node"
+}
+
+// noRoomWarning is the Decision's warning for a chosen class without room.
+func (x *Index) noRoomWarning(c *classEntry, nd need, sel map[string]string) string {
+	if !x.hasReadyNode(c, sel) {
+		return "AcceleratorClass " + c.name + " " + noReadyNode(sel) + "; the service will wait for one"
+	}
+	return "AcceleratorClass " + c.name + " currently has no room: its ready nodes lack " + needText(c, nd) + "; the service will wait for capacity"
+}
+
 func (c *classEntry) resourceFor(nd need) corev1.ResourceName {
 	if c.resource != "" {
 		return c.resource
