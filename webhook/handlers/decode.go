@@ -9,9 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/berthdev/berth/webhook/admission"
 )
@@ -50,11 +50,12 @@ func skip(req *admissionv1.AdmissionRequest) bool {
 }
 
 // objectValidator is the handler of a kind whose checks need only the
-// object itself: decode it, and deny with every error check reports.
+// object itself: decode it, and deny with every error check reports, each
+// a cause with its field path.
 func objectValidator[T any, PT interface {
 	*T
 	GetName() string
-}](kind string, check func(PT) []string) admission.Func {
+}](kind string, check func(PT) field.ErrorList) admission.Func {
 	return func(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		if skip(req) {
 			return admission.Allowed()
@@ -64,8 +65,7 @@ func objectValidator[T any, PT interface {
 			return deny
 		}
 		if errs := check(obj); len(errs) > 0 {
-			return admission.Denied(http.StatusUnprocessableEntity,
-				fmt.Sprintf("%s %s is invalid:\n- %s", kind, obj.GetName(), strings.Join(errs, "\n- ")))
+			return invalid(kind, obj.GetName(), obj.GetName(), errs, nil)
 		}
 		return admission.Allowed()
 	}

@@ -55,3 +55,12 @@ func invalid(kind, name, display string, errs field.ErrorList, warnings []string
 	resp.Warnings = warnings
 	return resp
 }
+
+// lines prints errs one causeLine each, in order.
+func lines(errs field.ErrorList) []string {
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = causeLine(e)
+	}
+	return out
+}

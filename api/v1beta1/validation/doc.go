@@ -28,6 +28,19 @@
 //  2. No env name appears twice in one container or accelerator
 //     configuration.
 //
+// # AcceleratorClass (ValidateAcceleratorClassSpec)
+//
+// Label keys and values of the selectors; discovery terms node affinity
+// can evaluate (known operators, values as each needs, Gt and Lt on
+// integers, no matchFields); some discovery at all; numeric compute
+// capabilities, positive memory; unique features and extended resources,
+// whole quantities unless divisible; costs not negative.
+//
+// # ClusterEngineRuntimeProfile (ValidateProfileSpec)
+//
+// Container (init included) and volume names are unique DNS labels,
+// containers have an image, and the profile adds at least one container.
+//
 // Checks that need the cluster (priority conflicts, referenced classes and
 // profiles) stay in the webhook; format, version and size checks are in
 // package selection, which parses them.
