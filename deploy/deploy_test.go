@@ -115,13 +115,10 @@ func TestKustomizationsListEveryFile(t *testing.T) {
 // knownInvalidSeeds are seed examples the CRDs reject on purpose, with the
 // message the user gets.
 var knownInvalidSeeds = map[string]string{
-	// The OEP's tier classes use Gte, which is not a node-affinity operator.
-	// (small-gpu's "Lt 24Gi" passes the CRD: a quantity where Kubernetes
-	// compares integers is caught by the validating webhook, because a CEL
-	// rule reaching into the values of corev1 node selector terms exceeds the
-	// apiserver's cost limit.)
-	"002-base-set-medium-gpu.yaml": "nodeSelectorTerms operators must be In, NotIn, Exists, DoesNotExist, Gt or Lt",
-	"002-base-set-large-gpu.yaml":  "nodeSelectorTerms operators must be In, NotIn, Exists, DoesNotExist, Gt or Lt",
+	// (The OEP's tier classes, with "Gte 32Gi" and "Lt 24Gi", pass the CRD:
+	// the validating webhook denies them naming the exact field, the value
+	// and the rewrite, which a CEL rule could not; see
+	// TestSeedBaseSetIsDeniedWithTheRewrite.)
 	// A quantity in the schema is an integer or a string: the OEP's unquoted
 	// fp32TFLOPS 47.9 is a YAML float, so it must be written "47.9".
 	"002-examples-amd-mi250x.yaml": "spec.capabilities.performance.fp32TFLOPS in body must be of type integer,string",
@@ -210,7 +207,8 @@ func TestCRDsRejectInvalidObjects(t *testing.T) {
 		{"score -1", sr, "spec.acceleratorRequirements.preferenceOrder.0.score", int64(-1), "should be greater than or equal to 0"},
 		{"bad preference condition", sr, "spec.acceleratorRequirements.preferenceOrder.0.conditions.0.modelSize", "about 30B", "modelSize in body should match"},
 		{"class without discovery", acSel, "spec.discovery", deleteField, "set discovery.nodeSelector or discovery.nodeSelectorTerms so berth can find the nodes of this class"},
-		{"Gte operator", ac, "spec.discovery.nodeSelectorTerms.0.matchExpressions.0.operator", "Gte", "nodeSelectorTerms operators must be In, NotIn, Exists, DoesNotExist, Gt or Lt"},
+		// The webhook denies it with the exact path (selection.ValidateDiscovery).
+		{"Gte operator passes the CRD", ac, "spec.discovery.nodeSelectorTerms.0.matchExpressions.0.operator", "Gte", ""},
 		{"four discovery terms", ac, "spec.discovery.nodeSelectorTerms", []any{map[string]any{}, map[string]any{}, map[string]any{}, map[string]any{}}, "spec.discovery.nodeSelectorTerms: Too many: 4: must have at most 3 items"},
 		{"bad compute capability", acSel, "spec.capabilities.computeCapability", "sm_90", "spec.capabilities.computeCapability in body should match"},
 		{"bad cost tier", acSel, "spec.cost.tier", "premium", `spec.cost.tier: Unsupported value: "premium"`},

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -289,5 +290,41 @@ func TestShippedRuntimesFitTheirModels(t *testing.T) {
 			_, err := x.Select(isvc)
 			assert.NoError(t, err, "engine group")
 		})
+	}
+}
+
+// TestSeedBaseSetIsDeniedWithTheRewrite: seed 002's platform base set
+// compares nvidia.com/gpu.memory with quantities ("Lt 24Gi", "Gte 32Gi"),
+// which node affinity cannot express. The CRD lets them through and
+// berth's discovery check denies each with the exact field, the value and
+// the integer rewrite the shipped tier classes use (deploy/accelerators).
+func TestSeedBaseSetIsDeniedWithTheRewrite(t *testing.T) {
+	want := map[string][]string{
+		"002-base-set-small-gpu.yaml": {`spec.discovery.nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: "24Gi": Lt compares integers, so "24Gi" never matches a node; nvidia.com/gpu.memory counts MiB: write operator Lt with value "24576"`},
+		"002-base-set-medium-gpu.yaml": {
+			`spec.discovery.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: "Gte": node affinity has no Gte, so pods could not be placed by it; nvidia.com/gpu.memory counts MiB: write operator Gt with value "32767"`,
+			`spec.discovery.nodeSelectorTerms[0].matchExpressions[1].values[0]: Invalid value: "80Gi": Lt compares integers, so "80Gi" never matches a node; nvidia.com/gpu.memory counts MiB: write operator Lt with value "81920"`,
+		},
+		"002-base-set-large-gpu.yaml": {`spec.discovery.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: "Gte": node affinity has no Gte, so pods could not be placed by it; nvidia.com/gpu.memory counts MiB: write operator Gt with value "81919"`},
+	}
+	validators := loadValidators(t)
+	for _, dir := range []string{seedsDir, acceleratorsDir} {
+		for _, m := range readManifests(t, dir) {
+			if m.kind() != "AcceleratorClass" {
+				continue
+			}
+			t.Run(m.String(), func(t *testing.T) {
+				var ac v1beta1.AcceleratorClass
+				require.NoError(t, yaml.Unmarshal(m.raw, &ac))
+				var got []string
+				for _, e := range selection.ValidateDiscovery(&ac.Spec) {
+					got = append(got, e.Error())
+				}
+				assert.Equal(t, want[filepath.Base(m.file)], got)
+				if _, denied := want[filepath.Base(m.file)]; denied {
+					assert.Empty(t, errorsText(validators[m.kind()].validate(deepCopyJSON(t, m.obj))), "the CRD must let the webhook name the field")
+				}
+			})
+		}
 	}
 }

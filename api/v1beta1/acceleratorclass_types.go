@@ -87,16 +87,17 @@ type AcceleratorCapabilities struct {
 // each of nodeSelectorTerms is an alternative one (seed 002): a node belongs
 // to the class when it matches any of them, as Kubernetes ORs node selector
 // terms. Pods of the class get the same rule as required node affinity.
-// +kubebuilder:validation:XValidation:rule="!has(self.nodeSelectorTerms) || self.nodeSelectorTerms.all(t, !has(t.matchExpressions) || t.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']))",message="nodeSelectorTerms operators must be In, NotIn, Exists, DoesNotExist, Gt or Lt (Gt and Lt compare integers, as in Kubernetes)"
+// Operators and values are checked by the validating webhook
+// (selection.ValidateDiscovery), which names the exact field, the value and
+// the rewrite (seed 002's "Gte 32Gi" on nvidia.com/gpu.memory is "Gt
+// 32767"); a CEL rule here could only name spec.discovery.
 type AcceleratorDiscovery struct {
 	// NodeSelector labels every node of the class carries.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// NodeSelectorTerms for more complex matching (ORed). At most 3: the
-	// apiserver estimates the operator rule above over every possible term
-	// and expression, and with 4 terms the estimate passes its cost limit
-	// (deploy/deploy_test.go checks this). The webhook checks the rest
-	// (Gt/Lt integers, values per operator).
+	// NodeSelectorTerms are alternative patterns (ORed). At most 3: pods
+	// get them as required node affinity, and ANDing layers multiplies
+	// terms. The webhook checks operators and values.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=3
