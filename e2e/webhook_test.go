@@ -26,7 +26,6 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/certs"
 	"github.com/berthdev/berth/internal/devenv/install"
-	"github.com/berthdev/berth/merge"
 )
 
 func berthClient(t *testing.T) versioned.Interface {
@@ -107,10 +106,11 @@ spec:
 }
 
 // The seed 000 runtimes and InferenceService, applied verbatim with kubectl,
-// pin the service to srt-mistral-7b-instruct-2 (priority 2 beats 1). Its
-// pods are completed by the pod webhook and run on a node of the chosen
-// class; a newer higher-priority runtime does not move the pin; an
-// unlabelled pod is untouched.
+// pin the service to srt-mistral-7b-instruct-2 (priority 2 beats 1). The
+// reconciler creates its serving group, the pod webhook completes the pod,
+// which runs on a node of the chosen class, and the service is Ready with
+// a URL and a ClusterIP Service; a newer higher-priority runtime does not
+// move the pin; an unlabelled pod is untouched.
 func TestSeedPriorityExampleEndToEnd(t *testing.T) {
 	ensureOutOfBox(t)
 	withoutRuntimes(t, "srt-mistral-7b-instruct-rt", "vllm-mistral-7b-instruct-rt")
@@ -141,14 +141,18 @@ func TestSeedPriorityExampleEndToEnd(t *testing.T) {
 	assert.Contains(t, out, "ClusterServingRuntime/srt-mistral-7b-instruct-2")
 	assert.Contains(t, out, class)
 
-	// A skeleton pod of the service is completed and runs on a node of the class.
-	pod := merge.SkeletonPod(isvc, v1beta1.ComponentEngine, merge.GroupIdentity{})
-	pod.Spec.Tolerations = []corev1.Toleration{{Key: "kwok.x-k8s.io/node", Operator: corev1.TolerationOpExists}}
-	created, err := env.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-	require.NoError(t, err)
+	// The reconciler creates the service's one serving group, the pod
+	// webhook completes it from the pin, and it runs on a node of the class.
+	ensureReconciler(t)
+	isvc = waitService(t, ns, "mistral-7b-instruct", "Ready=True", serviceReady)
+	engine := isvc.Status.Components[v1beta1.ComponentEngine]
+	require.NotEmpty(t, engine.Revision, "status.components.engine.revision")
+	pods := waitPods(t, ns, "mistral-7b-instruct", "the engine group Running and Ready", podsNamed("mistral-7b-instruct-engine-0"))
+	created := &pods[0]
+	assertOwned(t, isvc, created, "pod")
 	c := created.Spec.Containers[0]
 	assert.Equal(t, "lmsysorg/sglang:v0.4.6.post6", c.Image)
-	assert.NotEmpty(t, created.Annotations[v1beta1.AnnotationRevision])
+	assert.Equal(t, engine.Revision, created.Annotations[v1beta1.AnnotationRevision], "the webhook stamped the revision the reconciler wants")
 	assert.NotEmpty(t, created.Spec.NodeSelector, "the class's discovery selector is merged in")
 	gpus := int64(0)
 	for name, q := range c.Resources.Limits {
@@ -157,14 +161,29 @@ func TestSeedPriorityExampleEndToEnd(t *testing.T) {
 		}
 	}
 	assert.EqualValues(t, 2, gpus, "the runtime's 2 GPUs, under the class vendor's resource name: %v", c.Resources.Limits)
-	running := waitPod(t, ns, created.Name, 90*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
-	node, err := env.Kube.CoreV1().Nodes().Get(ctx, running.Spec.NodeName, metav1.GetOptions{})
+	node, err := env.Kube.CoreV1().Nodes().Get(ctx, created.Spec.NodeName, metav1.GetOptions{})
 	require.NoError(t, err)
 	ac, err := bc.OmeV1beta1().AcceleratorClasses().Get(ctx, class, metav1.GetOptions{})
 	require.NoError(t, err)
+	require.NotEmpty(t, ac.Spec.Discovery.NodeSelector, "class %s discovers nodes by labels", class)
 	for k, v := range ac.Spec.Discovery.NodeSelector {
 		assert.Equal(t, v, node.Labels[k], "node %s is of class %s", node.Name, class)
 	}
+
+	// kubectl get shows the groups ready and the Ready reason; the service
+	// has a URL and a ClusterIP Service of its name in front of the group.
+	ready := condition(isvc, v1beta1.ConditionReady)
+	out, err = kubectl(t, "", "get", "isvc", "-n", ns)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "1/1", "kubectl get shows the ready count")
+	assert.Contains(t, out, ready.Reason, "kubectl get shows the Ready reason")
+	assert.NotEmpty(t, isvc.Status.URL, "status.url")
+	front, err := env.Kube.CoreV1().Services(ns).Get(ctx, "mistral-7b-instruct", metav1.GetOptions{})
+	require.NoError(t, err, "the service's ClusterIP Service")
+	assert.Equal(t, corev1.ServiceTypeClusterIP, front.Spec.Type)
+	assert.NotEqual(t, corev1.ClusterIPNone, front.Spec.ClusterIP, "the front Service is not headless")
+	assertOwned(t, isvc, front, "Service")
+	assert.True(t, selects(front, created), "the front Service selects the engine pod")
 
 	// An unlabelled pod is not touched.
 	plain, err := env.Kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
