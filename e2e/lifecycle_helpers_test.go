@@ -329,7 +329,10 @@ func (w *ServiceWrapper) Runtime(name string) *ServiceWrapper {
 }
 
 // Replicas sets spec.engine.replicas.
-func (w *ServiceWrapper) Replicas(n int32) *ServiceWrapper { w.isvc.Spec.Engine.Replicas = &n; return w }
+func (w *ServiceWrapper) Replicas(n int32) *ServiceWrapper {
+	w.isvc.Spec.Engine.Replicas = &n
+	return w
+}
 
 // MinMax sets spec.engine.minReplicas and maxReplicas.
 func (w *ServiceWrapper) MinMax(minR, maxR int32) *ServiceWrapper {
