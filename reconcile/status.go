@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,7 +56,7 @@ func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopolog
 		case unres != nil && (c.Type == v1beta1.ConditionResolved || c.Type == v1beta1.ConditionDegraded):
 			mc.Reason = unres.reason // the precise reason: which pin, and how
 		case c.Type == v1beta1.ConditionResolved && dec != nil:
-			mc.Message = resolvedMessage(dec)
+			mc.Message = resolvedMessage(isvc, dec)
 		case c.Type == v1beta1.ConditionDegraded && dec != nil && dec.disabled != "" && c.Status == plan.ConditionFalse:
 			mc.Status, mc.Reason, mc.Message = metav1.ConditionTrue, ReasonRuntimeDisabled, dec.disabled
 		}
@@ -66,7 +67,17 @@ func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopolog
 
 func revisionOf(r componentResult) string { return r.revision }
 
-func resolvedMessage(dec *decision) string {
+// resolvedMessage quotes the headline of the webhook's decision (what won
+// and why it could) and how many candidates ranked lower; the full ranking
+// stays in the ome.io/decision annotation.
+func resolvedMessage(isvc *v1beta1.InferenceService, dec *decision) string {
+	if text := isvc.Annotations[v1beta1.AnnotationDecision]; text != "" {
+		head, rest, _ := strings.Cut(text, "\n")
+		if n := strings.Count(rest, "\n") + 1; rest != "" {
+			return fmt.Sprintf("%s; %d candidate line(s) ranked lower, in annotation %s", head, n, v1beta1.AnnotationDecision)
+		}
+		return head
+	}
 	msg := "pinned to " + dec.runtimeKind + "/" + dec.runtimeName
 	if dec.class != nil {
 		msg += " on AcceleratorClass " + dec.class.Name

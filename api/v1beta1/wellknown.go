@@ -31,6 +31,11 @@ const (
 	// AnnotationKueueResourceFlavor links an AcceleratorClass to a Kueue flavor.
 	AnnotationKueueResourceFlavor = "ome.io/kueue-resource-flavor"
 
+	// AnnotationDecision holds the full ranking of the pinned decision: a
+	// headline (what won), then one line per candidate that lost and why.
+	// The webhook writes it whenever it decides; the reconciler quotes the
+	// headline in the Resolved condition.
+	AnnotationDecision = "ome.io/decision"
 	// AnnotationRecreateCount is stamped by the reconciler on the pods of a
 	// serving group it recreated after a failure: how many times in a row.
 	AnnotationRecreateCount = "ome.io/recreate-count"

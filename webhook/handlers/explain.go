@@ -6,16 +6,15 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/selection"
 )
 
 // AnnotationDecision holds the full ranking of the pinned decision, one
 // line per candidate that lost and why, for `kubectl describe`. Berth
 // writes it whenever it decides and keeps it while the pin holds; what a
-// request carries there is ignored. (It belongs in api/v1beta1/wellknown.go
-// with the other ome.io annotations; it lives here until that file's owner
-// moves it.)
-const AnnotationDecision = "ome.io/decision"
+// request carries there is ignored.
+const AnnotationDecision = v1beta1.AnnotationDecision
 
 // maxDecisionAnnotation bounds the annotation: the apiserver allows 256 KiB
 // of annotations per object, and a cluster of a thousand runtimes should
