@@ -99,6 +99,7 @@ type Cluster struct {
 	mu         sync.Mutex
 	processes  []*process.Process
 	supervised []*process.Supervised
+	stopped    bool // set by Stop: nothing is supervised afterwards
 	stopOnce   sync.Once
 	ownRunDir  bool
 }
@@ -318,8 +319,15 @@ func (c *Cluster) Supervise(ctx context.Context, name, bin string, args []string
 		return nil, err
 	}
 	c.mu.Lock()
-	c.supervised = append(c.supervised, s)
+	stopped := c.stopped
+	if !stopped {
+		c.supervised = append(c.supervised, s)
+	}
 	c.mu.Unlock()
+	if stopped {
+		s.Stop()
+		return nil, fmt.Errorf("start %s: the local control plane was stopped meanwhile", name)
+	}
 	fmt.Fprintf(c.opts.Log, "berth: started %-22s pid %d, log %s (restarted if it dies)\n", name, s.Process().PID(), s.LogPath)
 	return s, nil
 }
@@ -379,6 +387,9 @@ func (c *Cluster) Deaths() []process.Death {
 // safe to call more than once.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
+		c.mu.Lock()
+		c.stopped = true
+		c.mu.Unlock()
 		sup := c.Supervised()
 		for i := len(sup) - 1; i >= 0; i-- {
 			sup[i].Stop()

@@ -220,3 +220,23 @@ func TestWriteStages(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no kwok Stage files")
 }
+
+// Components supervised by a cluster are stopped with it, without being
+// counted as deaths, and nothing is supervised once it stopped.
+func TestSupervisedComponentsStopWithTheCluster(t *testing.T) {
+	c := &Cluster{RunDir: t.TempDir(), opts: Options{}.withDefaults()}
+	s, err := c.Supervise(context.Background(), "berth-fake", "/bin/sh", []string{"-c", "exec sleep 60"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(c.RunDir, "berth-fake.log"), s.LogPath)
+	require.Len(t, c.Supervised(), 1)
+	p := s.Process()
+	c.Stop()
+	exited, _ := p.Exited()
+	assert.True(t, exited)
+	assert.Empty(t, c.Deaths())
+	assert.Nil(t, c.Died(), "a supervised component is not a control plane process")
+
+	_, err = c.Supervise(context.Background(), "berth-late", "/bin/sh", []string{"-c", "exec sleep 60"}, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "start berth-late: the local control plane was stopped meanwhile")
+}
