@@ -117,6 +117,7 @@ func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
 	if rc.autoSelected {
 		d.Warnings = append(d.Warnings, "runtime "+d.RuntimeRef()+" was auto-selected for "+m.model.Ref())
 	}
+	d.Warnings = append(d.Warnings, rc.warnings...)
 	d.Warnings = append(d.Warnings, cc.warnings...)
 	sort.Strings(d.Warnings)
 	return d, nil

@@ -12,16 +12,21 @@
 // # Matching a model (where the seeds leave it open)
 //
 //   - Format and framework names compare case-insensitively.
-//   - Versions are major[.minor[.patch]] with an optional v and compare as
-//     "runtime OP model" on the runtime's precision: "1" matches 1.3 and
-//     1.0.0; "4.36" GreaterThanOrEqual matches 4.36.2 and 4.2, not 4.37.
+//   - Versions are major[.minor[.patch]] with an optional v and PEP 440
+//     pre, post, dev and local suffixes (4.45.0.dev0, 1.0rc1, 2.0.post1,
+//     2.1.0+cu121), and compare as "runtime OP model" on the runtime's
+//     precision: "1" matches 1.3 and 1.0.0; "4.36" GreaterThanOrEqual
+//     matches 4.36.2 and 4.2, not 4.37; "4.45" matches 4.45.0.dev0. A
+//     version written in full (three parts or a suffix) is that release,
+//     ordered as PEP 440 orders them: 4.45.0 is greater than 4.45.0.dev0.
 //     A runtime version needs a model version; a runtime without one
 //     accepts any.
 //   - An entry without modelArchitecture or modelFramework accepts any; an
 //     entry without quantization serves unquantized models only.
-//   - Sizes are decimal counts (7B = 7e9), K/M/B/T in any case; a runtime
-//     with a modelSizeRange needs a model that declares its size. Either
-//     bound may be missing.
+//   - Sizes are decimal counts (7B = 7e9), K/M/B/T in any case. Either
+//     bound of a modelSizeRange may be missing. Auto-selection needs a
+//     model that declares its size to use a runtime with a range; a runtime
+//     named in spec.runtime serves it anyway, with a warning.
 //   - Protocol: the service's, default openAI; a runtime without
 //     protocolVersions serves openAI only.
 //

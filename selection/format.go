@@ -258,6 +258,10 @@ func (f *formatEntry) mismatch(m *modelEntry) why {
 type compat struct {
 	ok         bool
 	reason     why    // why not, when !ok
+	// sizeUnknown: everything matches but the model declares no size and
+	// the runtime has a range. A named runtime is used anyway (with a
+	// warning); auto-selection cannot rank the range and leaves it out.
+	sizeUnknown bool
 	autoSelect bool   // some matching entry has autoSelect
 	priority   *int32 // highest priority among matching autoSelect entries
 }
@@ -317,10 +321,8 @@ func (e *runtimeEntry) check(m *modelEntry, proto v1beta1.ProtocolVersion) compa
 	}
 	if e.sizes.set() {
 		if m.model.Size == 0 {
-			c.reason = because("model declares no modelParameterSize but the runtime serves ", e.sizesText)
-			return c
-		}
-		if !e.sizes.contains(m.model.Size) {
+			c.sizeUnknown = true
+		} else if !e.sizes.contains(m.model.Size) {
 			c.reason = because("model size ", m.sizeText, " is outside ", e.sizesText)
 			return c
 		}
@@ -333,7 +335,11 @@ func (e *runtimeEntry) check(m *modelEntry, proto v1beta1.ProtocolVersion) compa
 		}
 	}
 	if !served {
-		c.reason = because("does not serve protocol ", string(proto), " (serves ", e.protocolText, ")")
+		c.reason, c.sizeUnknown = because("does not serve protocol ", string(proto), " (serves ", e.protocolText, ")"), false
+		return c
+	}
+	if c.sizeUnknown {
+		c.reason = because("model declares no modelParameterSize but the runtime serves ", e.sizesText)
 		return c
 	}
 	c.ok = true

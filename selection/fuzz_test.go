@@ -36,7 +36,7 @@ func pick[T any](p *picker, xs ...T) T { return xs[p.n(len(xs))] }
 // classes, nodes and pods, with valid and invalid strings mixed in.
 func snapshot(data []byte) (objects, []podCall, *v1beta1.InferenceService) {
 	p := &picker{b: data}
-	versions := []string{"", "1", "1.0.0", "1.3", "2", "v1", "bad", "1.0.0-rc1"}
+	versions := []string{"", "1", "1.0.0", "1.3", "2", "v1", "bad", "1.0.0-nightly", "4.45.0.dev0"}
 	sizesV := []string{"", "1B", "5b", "7B", "7.6B", "9B", "70B", "500K", "1.5T", "x"}
 	archs := []string{"", "LlamaForCausalLM", "MistralForCausalLM"}
 	quants := []string{"", "fp8"}

@@ -119,8 +119,20 @@ func TestParseVersion(t *testing.T) {
 		{in: "1.", wantErr: true},
 		{in: "1..2", wantErr: true},
 		{in: "1.2.3.4", wantErr: true},
-		{in: "1.0.0-rc1", wantErr: true},
-		{in: "4.31.0.dev0", wantErr: true},
+		// PEP 440 pre, post and dev releases (transformers ships 4.45.0.dev0)
+		// and local versions (torch 2.1.0+cu121), in normalized form.
+		{in: "4.45.0.dev0", want: Version{Parts: [3]int64{4, 45, 0}, Precision: 3, HasDev: true}},
+		{in: "1.0.0-rc1", want: Version{Parts: [3]int64{1, 0, 0}, Precision: 3, Pre: "rc", PreN: 1}},
+		{in: "1.0a1", want: Version{Parts: [3]int64{1, 0}, Precision: 2, Pre: "a", PreN: 1}},
+		{in: "1.0.0.beta2", want: Version{Parts: [3]int64{1, 0, 0}, Precision: 3, Pre: "b", PreN: 2}},
+		{in: "1.0c", want: Version{Parts: [3]int64{1, 0}, Precision: 2, Pre: "rc"}},
+		{in: "2.0.post1", want: Version{Parts: [3]int64{2, 0}, Precision: 2, HasPost: true, Post: 1}},
+		{in: "2.0-3", want: Version{Parts: [3]int64{2, 0}, Precision: 2, HasPost: true, Post: 3}},
+		{in: "2.0rc1.post2.dev3", want: Version{Parts: [3]int64{2, 0}, Precision: 2, Pre: "rc", PreN: 1, HasPost: true, Post: 2, HasDev: true, Dev: 3}},
+		{in: "2.1.0+cu121", want: Version{Parts: [3]int64{2, 1, 0}, Precision: 3, Local: "cu121"}},
+		{in: "1.0.0-rc", want: Version{Parts: [3]int64{1, 0, 0}, Precision: 3, Pre: "rc"}},
+		{in: "1.0.0rc1.extra", wantErr: true},
+		{in: "1.0+", wantErr: true},
 		{in: "latest", wantErr: true},
 		{in: "99999999999999999999", wantErr: true},
 	}
@@ -157,6 +169,20 @@ func TestVersionRuleMatches(t *testing.T) {
 		{"GreaterThan rejects equal", "4.38", v1beta1.RuleOperatorGreaterThan, "4.38.9", false},
 		{"GreaterThan accepts older", "4.38", v1beta1.RuleOperatorGreaterThan, "4.37.9", true},
 		{"10 is greater than 9 numerically", "10", v1beta1.RuleOperatorGreaterThan, "9.9", true},
+		// PEP 440: a runtime written in full (three parts, or with a suffix)
+		// means that release; a shorter one is a prefix and takes any suffix.
+		{"4.45 takes the 4.45.0 dev build", "4.45", "", "4.45.0.dev0", true},
+		{"4.45.0 is not its dev build", "4.45.0", "", "4.45.0.dev0", false},
+		{"a dev build is older than its release", "4.45.0", v1beta1.RuleOperatorGreaterThan, "4.45.0.dev0", true},
+		{"and newer than the previous release", "4.44.2", v1beta1.RuleOperatorGreaterThanOrEqual, "4.45.0.dev0", false},
+		{"the same dev build", "4.45.0.dev0", "", "4.45.0.dev0", true},
+		{"dev0 before dev1", "4.45.0.dev1", v1beta1.RuleOperatorGreaterThan, "4.45.0.dev0", true},
+		{"dev before alpha", "1.0a1", v1beta1.RuleOperatorGreaterThan, "1.0.dev5", true},
+		{"alpha before beta before rc", "1.0rc1", v1beta1.RuleOperatorGreaterThan, "1.0b9", true},
+		{"rc before the release", "1.0.0", v1beta1.RuleOperatorGreaterThan, "1.0.0rc1", true},
+		{"post after the release", "1.0.0", v1beta1.RuleOperatorGreaterThanOrEqual, "1.0.0.post1", false},
+		{"a pre-release's dev build is before it", "1.0rc1", v1beta1.RuleOperatorGreaterThan, "1.0rc1.dev2", true},
+		{"the local label is ignored", "2.1.0", "", "2.1.0+cu121", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,6 +212,9 @@ func TestVersionRuleCompatible(t *testing.T) {
 		{"Equal 3 vs GreaterThan 3", "3", "3", "", v1beta1.RuleOperatorGreaterThan, false},
 		{"two upper bounds", "1", "7", v1beta1.RuleOperatorGreaterThan, v1beta1.RuleOperatorGreaterThanOrEqual, true},
 		{"GreaterThan 0 accepts nothing", "0", "7", v1beta1.RuleOperatorGreaterThan, v1beta1.RuleOperatorGreaterThanOrEqual, false},
+		{"a release and its dev build", "4.45.0", "4.45.0.dev0", "", "", false},
+		{"a prefix and a dev build under it", "4.45", "4.45.0.dev0", "", "", true},
+		{"Equal dev build vs GreaterThanOrEqual release", "4.45.0.dev0", "4.45.0", "", v1beta1.RuleOperatorGreaterThanOrEqual, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +260,7 @@ func FuzzParseSize(f *testing.F) {
 }
 
 func FuzzParseVersion(f *testing.F) {
-	for _, s := range []string{"1", "1.3", "4.36.2", "v1.0.0", "", "1.", "1.2.3.4", "1.0.0-rc1", "99999999999999999999", "V0"} {
+	for _, s := range []string{"1", "1.3", "4.36.2", "v1.0.0", "", "1.", "1.2.3.4", "1.0.0-rc1", "99999999999999999999", "V0", "4.45.0.dev0", "2.0rc1.post2.dev3", "2.1.0+cu121"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

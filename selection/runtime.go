@@ -88,6 +88,7 @@ type runtimeChoice struct {
 	e            *runtimeEntry
 	autoSelected bool
 	scratch      *runtimeScratch // losers, for the explanation; nil when named
+	warnings     []string
 }
 
 func requestedProtocol(isvc *v1beta1.InferenceService) v1beta1.ProtocolVersion {
@@ -108,6 +109,9 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 			return nil, err
 		}
 		c := e.check(m, proto)
+		if c.sizeUnknown {
+			return &runtimeChoice{e: e, warnings: []string{m.model.Ref() + " declares no spec.modelParameterSize, so it was not checked against the size range " + e.sizesText + " of " + e.ref}}, nil
+		}
 		if !c.ok {
 			return nil, &Error{Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason.String() + "; fix the runtime or remove spec.runtime to auto-select one"}
 		}

@@ -258,9 +258,9 @@ func TestSelectRuntime(t *testing.T) {
 		},
 		{
 			name:    "a runtime with an unparseable version is reported",
-			objs:    objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("bad", st("safetensors", "1.0.0-rc1"))}},
+			objs:    objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("bad", st("safetensors", "1.0.0-nightly"))}},
 			svc:     isvc("m"),
-			wantErr: []string{"ClusterServingRuntime/bad: spec.supportedModelFormats[0].modelFormat.version: version \"1.0.0-rc1\""},
+			wantErr: []string{"ClusterServingRuntime/bad: spec.supportedModelFormats[0].modelFormat.version: version \"1.0.0-nightly\""},
 		},
 		{
 			name:    "a model without size does not fit a sized runtime",
@@ -432,4 +432,27 @@ func TestIndexDeletesAndStats(t *testing.T) {
 	x.DeleteNode("n1")
 	assert.Equal(t, Stats{}, x.Stats())
 	assert.Empty(t, x.byFormat, "no empty buckets are left behind")
+}
+
+// Item 14 of issue 10: a named runtime with a size range does not deny a
+// model that declares no size (OME skips the check); the decision warns,
+// naming the missing field. Auto-selection still leaves such runtimes out:
+// without a size their range cannot be ranked.
+func TestNamedRuntimeAcceptsAModelWithoutSize(t *testing.T) {
+	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")},
+		csrs: []*v1beta1.ClusterServingRuntime{csr("sized", formats(format("safetensors", "")), sizes("1B", "9B"))}}.load()
+	d, err := x.Select(isvc("m", withRuntime("sized", "")))
+	require.NoError(t, err)
+	assert.Equal(t, "ClusterServingRuntime/sized", d.RuntimeRef())
+	assert.Contains(t, d.Warnings, "ClusterBaseModel/m declares no spec.modelParameterSize, so it was not checked against the size range [1B, 9B] of ClusterServingRuntime/sized")
+
+	_, err = x.Select(isvc("m"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ClusterServingRuntime/sized: model declares no modelParameterSize but the runtime serves [1B, 9B]")
+
+	// The other checks still apply to a named runtime.
+	x.UpsertClusterServingRuntime(csr("sized", formats(format("safetensors", "")), sizes("1B", "9B"), protocols(v1beta1.ProtocolKServeV2)))
+	_, err = x.Select(isvc("m", withRuntime("sized", "")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not serve protocol openAI")
 }

@@ -41,8 +41,9 @@ type ModelFormat struct {
 	// Name of the format, e.g. safetensors, ONNX, sklearn.
 	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
-	// Version as major, major.minor or major.minor.patch, with an optional v.
-	// +kubebuilder:validation:Pattern=`^v?[0-9]+(\.[0-9]+){0,2}$`
+	// Version as major, major.minor or major.minor.patch, with an optional v
+	// and PEP 440 pre, post, dev and local suffixes (4.45.0.dev0, 1.0rc1).
+	// +kubebuilder:validation:Pattern=`^[vV]?[0-9]+(\.[0-9]+){0,2}([-_.]?(alpha|beta|preview|pre|rc|c|a|b)([-_.]?[0-9]+)?)?(-[0-9]+|[-_.]?(post|rev|r)([-_.]?[0-9]+)?)?([-_.]?dev([-_.]?[0-9]+)?)?(\+[a-z0-9]+([-_.][a-z0-9]+)*)?$`
 	// +optional
 	Version *string `json:"version,omitempty"`
 	// Operator compares the runtime's version with the model's. Defaults to Equal.
@@ -59,8 +60,9 @@ type ModelFrameworkSpec struct {
 	// Name of the library, e.g. transformers, TensorFlow, PyTorch.
 	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
-	// Version as major, major.minor or major.minor.patch, with an optional v.
-	// +kubebuilder:validation:Pattern=`^v?[0-9]+(\.[0-9]+){0,2}$`
+	// Version as major, major.minor or major.minor.patch, with an optional v
+	// and PEP 440 pre, post, dev and local suffixes (4.45.0.dev0, 1.0rc1).
+	// +kubebuilder:validation:Pattern=`^[vV]?[0-9]+(\.[0-9]+){0,2}([-_.]?(alpha|beta|preview|pre|rc|c|a|b)([-_.]?[0-9]+)?)?(-[0-9]+|[-_.]?(post|rev|r)([-_.]?[0-9]+)?)?([-_.]?dev([-_.]?[0-9]+)?)?(\+[a-z0-9]+([-_.][a-z0-9]+)*)?$`
 	// +optional
 	Version *string `json:"version,omitempty"`
 	// +optional
@@ -81,7 +83,7 @@ type SupportedModelFormat struct {
 	// +optional
 	Name string `json:"name,omitempty"`
 	// Version of the format. Deprecated: use modelFormat.version (KServe shape).
-	// +kubebuilder:validation:Pattern=`^v?[0-9]+(\.[0-9]+){0,2}$`
+	// +kubebuilder:validation:Pattern=`^[vV]?[0-9]+(\.[0-9]+){0,2}([-_.]?(alpha|beta|preview|pre|rc|c|a|b)([-_.]?[0-9]+)?)?(-[0-9]+|[-_.]?(post|rev|r)([-_.]?[0-9]+)?)?([-_.]?dev([-_.]?[0-9]+)?)?(\+[a-z0-9]+([-_.][a-z0-9]+)*)?$`
 	// +optional
 	Version *string `json:"version,omitempty"`
 	// ModelFormat is the format name and version.
