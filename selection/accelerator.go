@@ -51,7 +51,11 @@ type classChoice struct {
 	c         *classEntry
 	available bool
 	warnings  []string
+	chosenBy  string // a ChosenBy* constant
+	strategy  v1beta1.AcceleratorSelectionStrategy
 }
+
+var chosenByMode = [...]string{modeAnnotation: ChosenByAnnotation, modePreferred: ChosenByPreferredClasses, modePreference: ChosenByPreferenceOrder, modeStrategy: ChosenByStrategy}
 
 type classMode int
 
@@ -157,7 +161,7 @@ func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEn
 	}
 	cr.req.finish()
 	if len(cr.req.errs) > 0 {
-		return nil, &Error{Reason: cr.svc + ": invalid accelerator requirements: " + strings.Join(cr.req.errs, "; ")}
+		return nil, &Error{Code: CodeInvalidAcceleratorRequest, Reason: cr.svc + ": invalid accelerator requirements: " + strings.Join(cr.req.errs, "; ")}
 	}
 	strategyFrom := "spec.acceleratorSelector.strategy"
 	if s, ok := isvc.Annotations[v1beta1.AnnotationSelectionStrategy]; ok && s != "" {
@@ -166,7 +170,7 @@ func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEn
 	switch cr.strategy {
 	case v1beta1.StrategyPerformance, v1beta1.StrategyCost, v1beta1.StrategyBalanced:
 	default:
-		return nil, &Error{Reason: cr.svc + ": " + strategyFrom + ": " + quote(string(cr.strategy)) + " is not performance, cost or balanced"}
+		return nil, &Error{Code: CodeInvalidAcceleratorRequest, Reason: cr.svc + ": " + strategyFrom + ": " + quote(string(cr.strategy)) + " is not performance, cost or balanced"}
 	}
 	cr.annotated = strings.TrimSpace(isvc.Annotations[v1beta1.AnnotationAcceleratorClass])
 	var missing []string
@@ -179,7 +183,7 @@ func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEn
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &Error{Reason: cr.svc + ": " + strings.Join(missing, "; ") + "; create it or fix the name (kubectl get acceleratorclasses)"}
+		return nil, &Error{Code: CodeAcceleratorClassNotFound, Reason: cr.svc + ": " + strings.Join(missing, "; ") + "; create it or fix the name (kubectl get acceleratorclasses)"}
 	}
 	cr.supportedList = "all classes"
 	if len(cr.supported) > 0 {
@@ -204,15 +208,15 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 		return nil, err
 	}
 	if !x.asksForAccelerator(isvc, rt.spec, cr.nd) {
-		return &classChoice{available: true}, nil
+		return &classChoice{available: true, chosenBy: ChosenByNone}, nil
 	}
 	if len(x.classes) == 0 {
 		requiresClass := len(cr.supported) > 0 || (cr.reqs != nil && cr.reqs.RequiredCapabilities != nil) ||
 			(isvc.Spec.AcceleratorSelector != nil && isvc.Spec.AcceleratorSelector.RequiredCapabilities != nil)
 		if requiresClass {
-			return nil, &Error{Reason: cr.svc + ": " + rt.ref + " requires an AcceleratorClass but the cluster has none; create AcceleratorClasses for its accelerators"}
+			return nil, &Error{Code: CodeNoAcceleratorClass, Reason: cr.svc + ": " + rt.ref + " requires an AcceleratorClass but the cluster has none; create AcceleratorClasses for its accelerators"}
 		}
-		ch := &classChoice{available: cr.nd.perPod == 0}
+		ch := &classChoice{available: cr.nd.perPod == 0, chosenBy: ChosenByNoClasses}
 		if cr.nd.perPod > 0 {
 			ch.warnings = append(ch.warnings, "the cluster has no AcceleratorClass, so free "+string(cr.nd.resource)+" was not checked")
 		}
@@ -237,7 +241,8 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 	if p.winner == nil {
 		return nil, noClassError(cr, cands)
 	}
-	ch := &classChoice{c: p.winner.c, available: p.winner.available, warnings: append(warnings, x.winnerWarnings(cr, p.winner)...)}
+	ch := &classChoice{c: p.winner.c, available: p.winner.available, warnings: append(warnings, x.winnerWarnings(cr, p.winner)...),
+		chosenBy: chosenByMode[p.mode], strategy: cr.strategy}
 	x.explainClasses(lb, cr, cands, p)
 	return ch, nil
 }
@@ -319,10 +324,10 @@ func byName(cands []*classEval, n string) *classEval {
 func pickAnnotated(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	ce := byName(cands, cr.annotated)
 	if ce == nil {
-		return classPick{}, &Error{Reason: cr.svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is not supported by " + cr.rt.ref + " (supportedClasses: " + cr.supportedList + "); choose one of those or another runtime"}
+		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is not supported by " + cr.rt.ref + " (supportedClasses: " + cr.supportedList + "); choose one of those or another runtime"}
 	}
 	if !ce.qualifies() {
-		return classPick{}, &Error{Reason: cr.svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " does not qualify: " + whyNot(cr, ce)}
+		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " does not qualify: " + whyNot(cr, ce)}
 	}
 	return classPick{winner: ce, mode: modeAnnotation}, nil
 }
@@ -345,7 +350,7 @@ func pickPreferred(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	}
 	if winner == nil {
 		sort.Strings(why)
-		return classPick{}, &Error{Reason: cr.svc + ": no class in spec.acceleratorSelector.preferredClasses fits; relax requiredCapabilities or list another class", Candidates: dedupSorted(why)}
+		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc + ": no class in spec.acceleratorSelector.preferredClasses fits; relax requiredCapabilities or list another class", Candidates: dedupSorted(why)}
 	}
 	return classPick{winner: winner, mode: modePreferred}, nil
 }
@@ -387,7 +392,7 @@ func noClassError(cr *classRequest, cands []*classEval) *Error {
 	if len(cands) == 0 {
 		reason = cr.svc + ": " + cr.rt.ref + " spec.acceleratorRequirements.supportedClasses names no existing AcceleratorClass (" + cr.supportedList + ")"
 	}
-	return &Error{Reason: reason + "; relax the requirements or add a class that meets them", Candidates: why}
+	return &Error{Code: CodeNoAcceleratorClass, Reason: reason + "; relax the requirements or add a class that meets them", Candidates: why}
 }
 
 // explainClasses writes one line per losing class. All lines share one

@@ -35,6 +35,11 @@ type Decision struct {
 	// outside [60B, 80B]".
 	Explanation []string
 	Warnings    []string
+	// ClassChosenBy says how the class was chosen (a ChosenBy* constant),
+	// and Strategy which strategy was in force when classes were ranked
+	// ("" when none was); see Metrics.
+	ClassChosenBy string
+	Strategy      v1beta1.AcceleratorSelectionStrategy
 }
 
 // RuntimeRef is "ServingRuntime/<name>" or "ClusterServingRuntime/<name>",
@@ -53,6 +58,8 @@ func (d *Decision) AcceleratorClassName() string {
 // what was asked and the fix; Candidates has one sorted line per candidate
 // and why it failed.
 type Error struct {
+	// Code says what kind of failure it is (a Code* constant), for metrics.
+	Code       string
 	Reason     string
 	Candidates []string
 }
@@ -77,7 +84,7 @@ func (e *Error) Error() string {
 // the error is an *Error.
 func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
 	if isvc == nil {
-		return nil, &Error{Reason: "no InferenceService given"}
+		return nil, &Error{Code: CodeInvalidInput, Reason: "no InferenceService given"}
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -110,6 +117,8 @@ func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
 		AcceleratorAvailable: cc.available,
 		Protocol:             proto,
 		Explanation:          lb.lines(),
+		ClassChosenBy:        cc.chosenBy,
+		Strategy:             cc.strategy,
 	}
 	if cc.c != nil {
 		d.AcceleratorClass = cc.c.obj
@@ -129,7 +138,7 @@ func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
 // when something pinned disappeared, naming it.
 func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName, className string) (*Decision, error) {
 	if isvc == nil {
-		return nil, &Error{Reason: "no InferenceService given"}
+		return nil, &Error{Code: CodeInvalidInput, Reason: "no InferenceService given"}
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -145,10 +154,10 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 	case KindClusterServingRuntime:
 		e = x.runtimes[objKey("", runtimeName)]
 	default:
-		return nil, &Error{Reason: svc + ": annotation " + v1beta1.AnnotationResolvedRuntime + ": kind " + quote(runtimeKind) + " is not ServingRuntime or ClusterServingRuntime; remove the annotation to re-resolve"}
+		return nil, &Error{Code: CodeInvalidInput, Reason: svc + ": annotation " + v1beta1.AnnotationResolvedRuntime + ": kind " + quote(runtimeKind) + " is not ServingRuntime or ClusterServingRuntime; remove the annotation to re-resolve"}
 	}
 	if e == nil {
-		return nil, &Error{Reason: svc + ": pinned runtime " + runtimeKind + "/" + runtimeName + " no longer exists; recreate it or remove annotation " + v1beta1.AnnotationResolvedRuntime + " to re-resolve"}
+		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned runtime " + runtimeKind + "/" + runtimeName + " no longer exists; recreate it or remove annotation " + v1beta1.AnnotationResolvedRuntime + " to re-resolve"}
 	}
 	d := &Decision{
 		Model:    m.model,
@@ -159,13 +168,15 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 		d.Warnings = append(d.Warnings, "pinned runtime "+e.ref+" is disabled")
 	}
 	nd := x.podNeed(e.spec, isvc)
+	d.ClassChosenBy = ChosenByNone
 	if className == "" {
 		d.AcceleratorAvailable = nd.perPod == 0
 		return d, nil
 	}
+	d.ClassChosenBy = ChosenByPin
 	c := x.classes[className]
 	if c == nil {
-		return nil, &Error{Reason: svc + ": pinned AcceleratorClass " + quote(className) + " no longer exists; recreate it or remove annotation " + v1beta1.AnnotationResolvedAcceleratorClass + " to re-resolve"}
+		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned AcceleratorClass " + quote(className) + " no longer exists; recreate it or remove annotation " + v1beta1.AnnotationResolvedAcceleratorClass + " to re-resolve"}
 	}
 	d.AcceleratorClass = c.obj
 	var nodeSel map[string]string

@@ -83,6 +83,26 @@
 // when none can, the best class is chosen and the Decision says it is
 // unavailable. Explicit names that do not exist are errors.
 //
+// # Metrics
+//
+// selection keeps no counters: Select also runs for dry checks (the
+// mutating and the validating webhook both decide), so only the caller
+// knows which decisions to count. It gives the caller the labels instead:
+//
+//   - Decision.Metrics(): Runtime (RuntimeRef), Class ("" for none),
+//     ChosenBy (how the class was chosen: none, noClasses, annotation,
+//     preferredClasses, preferenceOrder, strategy, pin) and Strategy (the
+//     strategy in force when classes were ranked), plus Unavailable: a
+//     class was chosen whose Ready nodes have no room for a group.
+//   - Code(err): the denial's kind (ModelNotFound, NoRuntime,
+//     RuntimeIncompatible, AcceleratorClassNotFound, NoAcceleratorClass,
+//     ...; the Code* constants), "" for errors that are not selection's.
+//
+// A webhook would export, e.g., berth_selection_decisions_total{runtime,
+// class, chosen_by, strategy}, berth_selection_denials_total{code} and
+// berth_selection_unavailable_total{class}. Runtime and class names come
+// from objects admins create, so label cardinality stays bounded.
+//
 // # Discovery
 //
 // A class's nodes match its nodeSelector pattern (discovery.nodeSelector

@@ -122,12 +122,12 @@ func (x *Index) resolveModelLocked(isvc *v1beta1.InferenceService) (*modelEntry,
 	if (ref == nil || ref.Name == "") && isvc.Spec.Predictor != nil && isvc.Spec.Predictor.Model != nil {
 		e := compileModel(KindPredictorModel, isvc.Namespace, isvc.Name, v1beta1.BaseModelSpec{ModelFormat: isvc.Spec.Predictor.Model.ModelFormat})
 		if e.err != "" {
-			return nil, &Error{Reason: svc + ": spec.predictor.model: " + e.err}
+			return nil, &Error{Code: CodeModelInvalid, Reason: svc + ": spec.predictor.model: " + e.err}
 		}
 		return e, nil
 	}
 	if ref == nil || ref.Name == "" {
-		return nil, &Error{Reason: svc + ": spec.model is required: set spec.model.name to a BaseModel in namespace " + quoteNS(isvc.Namespace) + " or a ClusterBaseModel"}
+		return nil, &Error{Code: CodeModelNotFound, Reason: svc + ": spec.model is required: set spec.model.name to a BaseModel in namespace " + quoteNS(isvc.Namespace) + " or a ClusterBaseModel"}
 	}
 	kind := ""
 	if ref.Kind != nil {
@@ -144,7 +144,7 @@ func (x *Index) resolveModelLocked(isvc *v1beta1.InferenceService) (*modelEntry,
 			e = x.models[objKey("", ref.Name)]
 		}
 	default:
-		return nil, &Error{Reason: svc + ": spec.model.kind " + quote(kind) + " is not BaseModel or ClusterBaseModel"}
+		return nil, &Error{Code: CodeInvalidInput, Reason: svc + ": spec.model.kind " + quote(kind) + " is not BaseModel or ClusterBaseModel"}
 	}
 	if e == nil {
 		where := "no BaseModel " + quote(ref.Name) + " in namespace " + quoteNS(isvc.Namespace) + " and no ClusterBaseModel " + quote(ref.Name)
@@ -154,13 +154,13 @@ func (x *Index) resolveModelLocked(isvc *v1beta1.InferenceService) (*modelEntry,
 		case KindClusterBaseModel:
 			where = "no ClusterBaseModel " + quote(ref.Name)
 		}
-		return nil, &Error{Reason: svc + ": spec.model.name: " + where + "; create the model or fix the name"}
+		return nil, &Error{Code: CodeModelNotFound, Reason: svc + ": spec.model.name: " + where + "; create the model or fix the name"}
 	}
 	if e.err != "" {
-		return nil, &Error{Reason: svc + ": model " + e.err}
+		return nil, &Error{Code: CodeModelInvalid, Reason: svc + ": model " + e.err}
 	}
 	if d := e.model.Spec.Disabled; d != nil && *d {
-		return nil, &Error{Reason: svc + ": spec.model.name: " + e.model.Ref() + " is disabled; enable it or choose another model"}
+		return nil, &Error{Code: CodeModelInvalid, Reason: svc + ": spec.model.name: " + e.model.Ref() + " is disabled; enable it or choose another model"}
 	}
 	return e, nil
 }

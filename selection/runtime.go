@@ -113,7 +113,7 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 			return &runtimeChoice{e: e, warnings: []string{m.model.Ref() + " declares no spec.modelParameterSize, so it was not checked against the size range " + e.sizesText + " of " + e.ref}}, nil
 		}
 		if !c.ok {
-			return nil, &Error{Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason.String() + "; fix the runtime or remove spec.runtime to auto-select one"}
+			return nil, &Error{Code: CodeRuntimeIncompatible, Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason.String() + "; fix the runtime or remove spec.runtime to auto-select one"}
 		}
 		return &runtimeChoice{e: e}, nil
 	}
@@ -169,7 +169,7 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		} else {
 			reason += "; fix one of these runtimes or name one in spec.runtime"
 		}
-		return nil, &Error{Reason: reason, Candidates: losers}
+		return nil, &Error{Code: CodeNoRuntime, Reason: reason, Candidates: losers}
 	}
 	return &runtimeChoice{e: sc.cands[best].e, autoSelected: true, scratch: sc}, nil
 }
@@ -241,10 +241,10 @@ func (x *Index) lookupRuntimeLocked(isvc *v1beta1.InferenceService, ref *v1beta1
 		}
 		where = "no ServingRuntime " + quote(ref.Name) + " in namespace " + quoteNS(isvc.Namespace) + " and no ClusterServingRuntime " + quote(ref.Name)
 	default:
-		return nil, &Error{Reason: svc + ": spec.runtime.kind " + quote(kind) + " is not ServingRuntime or ClusterServingRuntime"}
+		return nil, &Error{Code: CodeInvalidInput, Reason: svc + ": spec.runtime.kind " + quote(kind) + " is not ServingRuntime or ClusterServingRuntime"}
 	}
 	if e == nil {
-		return nil, &Error{Reason: svc + ": spec.runtime.name: " + where + "; create it or fix the name"}
+		return nil, &Error{Code: CodeRuntimeNotFound, Reason: svc + ": spec.runtime.name: " + where + "; create it or fix the name"}
 	}
 	return e, nil
 }
