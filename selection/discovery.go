@@ -102,22 +102,7 @@ func compileClass(o *v1beta1.AcceleratorClass) *classEntry {
 			c.speed = c.perf[4] // fp32
 		}
 	}
-	if cost := s.Cost; cost != nil {
-		if cost.PerHour != nil {
-			c.perHour = cost.PerHour.MilliValue()
-		}
-		if cost.PerMillionTokens != nil {
-			c.perMTokens = cost.PerMillionTokens.MilliValue()
-		}
-		switch strings.ToLower(cost.Tier) {
-		case "low":
-			c.tier = 0
-		case "medium":
-			c.tier = 1
-		case "high":
-			c.tier = 2
-		}
-	}
+	c.readCost(s.Cost)
 	if len(s.Resources) > 0 {
 		c.resource = corev1.ResourceName(s.Resources[0].Name)
 	}
@@ -149,6 +134,27 @@ func compileClass(o *v1beta1.AcceleratorClass) *classEntry {
 	c.terms = s.Discovery.NodeSelectorTerms
 	c.hasSelector = len(c.selector) > 0 || len(c.terms) > 0
 	return c
+}
+
+// readCost reads the strategy's cost inputs.
+func (c *classEntry) readCost(cost *v1beta1.AcceleratorCost) {
+	if cost == nil {
+		return
+	}
+	if cost.PerHour != nil {
+		c.perHour = cost.PerHour.MilliValue()
+	}
+	if cost.PerMillionTokens != nil {
+		c.perMTokens = cost.PerMillionTokens.MilliValue()
+	}
+	switch strings.ToLower(cost.Tier) {
+	case "low":
+		c.tier = 0
+	case "medium":
+		c.tier = 1
+	case "high":
+		c.tier = 2
+	}
 }
 
 // matchesNode: the nodeSelector pattern (discovery.nodeSelector and the

@@ -256,14 +256,14 @@ func (f *formatEntry) mismatch(m *modelEntry) why {
 
 // compat is how one runtime relates to one model, independent of autoSelect.
 type compat struct {
-	ok         bool
-	reason     why    // why not, when !ok
+	ok     bool
+	reason why // why not, when !ok
 	// sizeUnknown: everything matches but the model declares no size and
 	// the runtime has a range. A named runtime is used anyway (with a
 	// warning); auto-selection cannot rank the range and leaves it out.
 	sizeUnknown bool
-	autoSelect bool   // some matching entry has autoSelect
-	priority   *int32 // highest priority among matching autoSelect entries
+	autoSelect  bool   // some matching entry has autoSelect
+	priority    *int32 // highest priority among matching autoSelect entries
 }
 
 // check evaluates the runtime for a model and protocol: enabled, a matching

@@ -72,28 +72,34 @@ func ValidateRuntimeSpec(path string, spec *v1beta1.ServingRuntimeSpec) (errs []
 			errs = append(errs, path+".modelSizeRange: min "+FormatSize(*lo)+" is greater than max "+FormatSize(*hi))
 		}
 	}
-	if ar := spec.AcceleratorRequirements; ar != nil {
-		req := newRequirement()
-		req.add(path+".acceleratorRequirements.requiredCapabilities", ar.RequiredCapabilities)
-		errs = append(errs, req.errs...)
-		for i, p := range ar.PreferenceOrder {
-			pp := path + ".acceleratorRequirements.preferenceOrder[" + strconv.Itoa(i) + "]"
-			if p.Class == "" {
-				errs = append(errs, pp+".class: is empty; name an AcceleratorClass")
-			}
-			for j, c := range p.Conditions {
-				for _, cond := range []struct{ field, v string }{{"modelSize", c.ModelSize}, {"requestSize", c.RequestSize}} {
-					if cond.v == "" {
-						continue
-					}
-					if _, _, err := parseCondition(cond.v); err != nil {
-						errs = append(errs, pp+".conditions["+strconv.Itoa(j)+"]."+cond.field+": "+err.Error()+" (write e.g. <30B or >=4096)")
-					}
+	errs = append(errs, validateAcceleratorRequirements(path+".acceleratorRequirements", spec.AcceleratorRequirements)...)
+	return errs, warnings
+}
+
+func validateAcceleratorRequirements(path string, ar *v1beta1.AcceleratorRequirements) (errs []string) {
+	if ar == nil {
+		return nil
+	}
+	req := newRequirement()
+	req.add(path+".requiredCapabilities", ar.RequiredCapabilities)
+	errs = append(errs, req.errs...)
+	for i, p := range ar.PreferenceOrder {
+		pp := path + ".preferenceOrder[" + strconv.Itoa(i) + "]"
+		if p.Class == "" {
+			errs = append(errs, pp+".class: is empty; name an AcceleratorClass")
+		}
+		for j, c := range p.Conditions {
+			for _, cond := range []struct{ field, v string }{{"modelSize", c.ModelSize}, {"requestSize", c.RequestSize}} {
+				if cond.v == "" {
+					continue
+				}
+				if _, _, err := parseCondition(cond.v); err != nil {
+					errs = append(errs, pp+".conditions["+strconv.Itoa(j)+"]."+cond.field+": "+err.Error()+" (write e.g. <30B or >=4096)")
 				}
 			}
 		}
 	}
-	return errs, warnings
+	return errs
 }
 
 func samePriority(a, b *int32) bool {
