@@ -39,6 +39,13 @@ func selects(svc *corev1.Service, p *corev1.Pod) bool {
 	return len(svc.Spec.Selector) > 0 && labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(p.Labels))
 }
 
+// nvidiaGPUs is the container's nvidia.com/gpu limit: a runtime asking for
+// NVIDIA GPUs that opts into no other vendor's class keeps that resource.
+func nvidiaGPUs(c corev1.Container) int64 {
+	q := c.Resources.Limits["nvidia.com/gpu"]
+	return q.Value()
+}
+
 // gpusOf counts the accelerators a container asks for, under whichever
 // vendor's resource name the chosen class translated them to.
 func gpusOf(c corev1.Container) int64 {
@@ -86,7 +93,7 @@ func TestMultiNodeGroupGetsLeaderWorkersAndDNS(t *testing.T) {
 		assert.Equal(t, engine.Revision, p.Annotations[v1beta1.AnnotationRevision], "pod %s is at the service's revision", name)
 		c := p.Spec.Containers[0]
 		assert.Equal(t, e2eImage, c.Image, "pod %s was completed by the webhook", name)
-		assert.EqualValues(t, 1, gpusOf(c), "pod %s GPUs", name)
+		assert.EqualValues(t, 1, nvidiaGPUs(c), "pod %s nvidia.com/gpu: %v", name, c.Resources.Limits)
 		e := envOf(c)
 		for _, prefix := range []string{"BERTH_", "LWS_"} {
 			assert.Equal(t, leaderAddr, e[prefix+"LEADER_ADDRESS"], "pod %s %sLEADER_ADDRESS", name, prefix)
@@ -161,7 +168,10 @@ func TestPrefillDecodeServiceGetsEngineDecoderAndRouter(t *testing.T) {
 		}
 	}
 	assert.Contains(t, podByName(pods, "pd-engine-0").Spec.Containers[0].Image, "sglang")
-	assert.EqualValues(t, 1, gpusOf(podByName(pods, "pd-decoder-0").Spec.Containers[0]))
+	for _, n := range []string{"pd-engine-0", "pd-decoder-0"} {
+		c := podByName(pods, n).Spec.Containers[0]
+		assert.EqualValues(t, 1, nvidiaGPUs(c), "pod %s nvidia.com/gpu: %v", n, c.Resources.Limits)
+	}
 	router := podByName(pods, "pd-router-0")
 	assert.Contains(t, router.Spec.Containers[0].Image, "sglang-router")
 	assert.Zero(t, gpusOf(router.Spec.Containers[0]), "the router asks for no GPU")
@@ -195,7 +205,7 @@ func TestUnschedulableServiceSaysWhy(t *testing.T) {
 	pods := servicePods(t, ns, "big")
 	require.Len(t, pods, 1)
 	assert.Equal(t, "big-engine-0", pods[0].Name)
-	assert.EqualValues(t, 9, gpusOf(pods[0].Spec.Containers[0]), "the user's 9 GPUs are what the pod asks for")
+	assert.EqualValues(t, 9, nvidiaGPUs(pods[0].Spec.Containers[0]), "the user's 9 GPUs are what the pod asks for")
 	assert.Empty(t, pods[0].Spec.NodeName, "no node fits")
 
 	out, err := kubectl(t, "", "get", "isvc", "big", "-n", ns)
