@@ -1,6 +1,7 @@
 // Package app assembles the berth webhook: caches, handlers, routes,
 // certificates and servers. cmd/berth-webhook calls it with flags; the e2e
-// suite and the demo call it in-process against the local control plane.
+// suite and the demo run that binary as a process next to the local
+// control plane (internal/devenv).
 package app
 
 import (
