@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,7 +31,6 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/internal/devenv"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/devenv/process"
 )
@@ -71,7 +69,6 @@ func tinyModelObj(ns string) *v1beta1.BaseModel {
 // events, the reconciler's log lines about it) when the test fails.
 func lifecycleNamespace(t *testing.T, prefix string) string {
 	t.Helper()
-	ensureReconciler(t)
 	ensureLifecycleFixtures(t)
 	ns := testNamespace(t, prefix)
 	// Registered after testNamespace's cleanup, so it runs before the
@@ -709,58 +706,21 @@ func kubectlQuiet(args ...string) (string, error) {
 // ---------------------------------------------------------------------------
 // The reconciler component
 
-var (
-	reconcilerOnce sync.Once
-	reconcilerErr  error
-)
-
-// ensureReconciler starts berth-reconciler as a supervised component of
-// the environment if TestMain did not pass one to devenv.Up: built once
-// from this checkout into the run folder (a restart after a death needs
-// the binary), with leader election off and a short recreate backoff so
-// recovery tests see several recreations in seconds. When TestMain runs a
-// reconciler, this does nothing.
-func ensureReconciler(t *testing.T) {
-	t.Helper()
-	reconcilerOnce.Do(func() {
-		if findReconciler() != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		bin := filepath.Join(env.Cluster.RunDir, "bin", reconcilerCmp)
-		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/berth-reconciler")
-		build.Dir = env.Root
-		if out, err := build.CombinedOutput(); err != nil {
-			reconcilerErr = fmt.Errorf("build cmd/berth-reconciler: %v\n%s", err, out)
-			return
-		}
-		c := devenv.Reconciler(bin, "--leader-elect=false", "--log-level=debug",
-			"--recreate-backoff-base=2s", "--recreate-backoff-max=1m")
-		reconcilerErr = c.Start(ctx, env)
-	})
-	require.NoError(t, reconcilerErr, "start %s", reconcilerCmp)
-}
-
-// findReconciler returns the supervised reconciler process of the
-// environment, or nil.
+// findReconciler returns the supervised reconciler process TestMain
+// started, or nil.
 func findReconciler() *process.Supervised {
-	if env == nil || env.Cluster == nil {
+	if reconciler == nil {
 		return nil
 	}
-	for _, s := range env.Cluster.Supervised() {
-		if s.Name == reconcilerCmp {
-			return s
-		}
-	}
-	return nil
+	return reconciler.Process
 }
 
+// reconcilerComponent is the reconciler's supervised process: Kill,
+// Restarts, Deaths, LogPath.
 func reconcilerComponent(t *testing.T) *process.Supervised {
 	t.Helper()
-	ensureReconciler(t)
 	r := findReconciler()
-	require.NotNil(t, r, "the environment runs no supervised %s component (components: %v)", reconcilerCmp, env.Components)
+	require.NotNil(t, r, "TestMain started no %s component", reconcilerCmp)
 	return r
 }
 

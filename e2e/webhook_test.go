@@ -143,7 +143,6 @@ func TestSeedPriorityExampleEndToEnd(t *testing.T) {
 
 	// The reconciler creates the service's one serving group, the pod
 	// webhook completes it from the pin, and it runs on a node of the class.
-	ensureReconciler(t)
 	isvc = waitService(t, ns, "mistral-7b-instruct", "Ready=True", serviceReady)
 	engine := isvc.Status.Components[v1beta1.ComponentEngine]
 	require.NotEmpty(t, engine.Revision, "status.components.engine.revision")
