@@ -69,7 +69,7 @@ const (
 // classRequest is what a service and its runtime ask of an AcceleratorClass,
 // read once per decision.
 type classRequest struct {
-	svc           string
+	isvc          *v1beta1.InferenceService
 	rt            *runtimeEntry
 	reqs          *v1beta1.AcceleratorRequirements
 	req           requirement
@@ -90,6 +90,9 @@ type classRequest struct {
 	fit   fitNeed
 	model *modelEntry
 }
+
+// svc names the service in errors.
+func (cr *classRequest) svc() string { return serviceRef(cr.isvc) }
 
 // classGPUs: an engine configuration gives class name perPod accelerators.
 type classGPUs struct {
@@ -146,8 +149,8 @@ func (cr *classRequest) classNeed(ce *classEval) need {
 // classRequestLocked reads the merged requirements, the strategy and the
 // explicit names, and checks that every explicitly named class exists: a
 // typo should fail at admission, not silently fall through to another class.
-func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry, m *modelEntry) (*classRequest, *Error) {
-	cr := &classRequest{svc: serviceRef(isvc), rt: rt, model: m, reqs: rt.spec.AcceleratorRequirements, req: newRequirement(), strategy: v1beta1.DefaultStrategy}
+func (x *Index) classRequestLocked(cr *classRequest, isvc *v1beta1.InferenceService, rt *runtimeEntry, m *modelEntry) *Error {
+	*cr = classRequest{isvc: isvc, rt: rt, model: m, reqs: rt.spec.AcceleratorRequirements, req: newRequirement(), strategy: v1beta1.DefaultStrategy}
 	if cr.reqs != nil {
 		cr.req.add(rt.ref+" spec.acceleratorRequirements.requiredCapabilities", cr.reqs.RequiredCapabilities)
 		cr.supported = cr.reqs.SupportedClasses
@@ -161,7 +164,7 @@ func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEn
 	}
 	cr.req.finish()
 	if len(cr.req.errs) > 0 {
-		return nil, &Error{Code: CodeInvalidAcceleratorRequest, Reason: cr.svc + ": invalid accelerator requirements: " + strings.Join(cr.req.errs, "; ")}
+		return &Error{Code: CodeInvalidAcceleratorRequest, Reason: cr.svc() + ": invalid accelerator requirements: " + strings.Join(cr.req.errs, "; ")}
 	}
 	strategyFrom := "spec.acceleratorSelector.strategy"
 	if s, ok := isvc.Annotations[v1beta1.AnnotationSelectionStrategy]; ok && s != "" {
@@ -170,7 +173,7 @@ func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEn
 	switch cr.strategy {
 	case v1beta1.StrategyPerformance, v1beta1.StrategyCost, v1beta1.StrategyBalanced:
 	default:
-		return nil, &Error{Code: CodeInvalidAcceleratorRequest, Reason: cr.svc + ": " + strategyFrom + ": " + quote(string(cr.strategy)) + " is not performance, cost or balanced"}
+		return &Error{Code: CodeInvalidAcceleratorRequest, Reason: cr.svc() + ": " + strategyFrom + ": " + quote(string(cr.strategy)) + " is not performance, cost or balanced"}
 	}
 	cr.annotated = strings.TrimSpace(isvc.Annotations[v1beta1.AnnotationAcceleratorClass])
 	var missing []string
@@ -183,7 +186,7 @@ func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEn
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &Error{Code: CodeAcceleratorClassNotFound, Reason: cr.svc + ": " + strings.Join(missing, "; ") + "; create it or fix the name (kubectl get acceleratorclasses)"}
+		return &Error{Code: CodeAcceleratorClassNotFound, Reason: cr.svc() + ": " + strings.Join(missing, "; ") + "; create it or fix the name (kubectl get acceleratorclasses)"}
 	}
 	cr.supportedList = "all classes"
 	if len(cr.supported) > 0 {
@@ -194,7 +197,7 @@ func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEn
 	cr.optedIn = configuredClasses(cr)
 	cr.gpus = x.gpusPerClass(isvc, rt.spec)
 	cr.fit = x.fitNeedFor(m)
-	return cr, nil
+	return nil
 }
 
 // selectClassLocked chooses the AcceleratorClass: the annotation, else the
@@ -203,8 +206,10 @@ func (x *Index) classRequestLocked(isvc *v1beta1.InferenceService, rt *runtimeEn
 // room for a whole group comes first; when none has room the best class is
 // still chosen and marked unavailable.
 func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry, m *modelEntry, lb *lineBuf) (*classChoice, *Error) {
-	cr, err := x.classRequestLocked(isvc, rt, m)
-	if err != nil {
+	// On the stack: a decision allocates only what it returns.
+	var request classRequest
+	cr := &request
+	if err := x.classRequestLocked(cr, isvc, rt, m); err != nil {
 		return nil, err
 	}
 	if !x.asksForAccelerator(isvc, rt.spec, cr.nd) {
@@ -214,7 +219,7 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 		requiresClass := len(cr.supported) > 0 || (cr.reqs != nil && cr.reqs.RequiredCapabilities != nil) ||
 			(isvc.Spec.AcceleratorSelector != nil && isvc.Spec.AcceleratorSelector.RequiredCapabilities != nil)
 		if requiresClass {
-			return nil, &Error{Code: CodeNoAcceleratorClass, Reason: cr.svc + ": " + rt.ref + " requires an AcceleratorClass but the cluster has none; create AcceleratorClasses for its accelerators"}
+			return nil, &Error{Code: CodeNoAcceleratorClass, Reason: cr.svc() + ": " + rt.ref + " requires an AcceleratorClass but the cluster has none; create AcceleratorClasses for its accelerators"}
 		}
 		ch := &classChoice{available: cr.nd.perPod == 0, chosenBy: ChosenByNoClasses}
 		if cr.nd.perPod > 0 {
@@ -222,11 +227,14 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 		}
 		return ch, nil
 	}
-	cands, warnings, release := x.classCandidatesLocked(cr)
-	defer release()
+	cands, warnings, sc := x.classCandidatesLocked(cr)
+	if sc != nil {
+		defer sc.release()
+	}
 	x.evaluateClassesLocked(cr, cands)
 
 	var p classPick
+	var err *Error
 	switch {
 	case cr.annotated != "":
 		p, err = pickAnnotated(cr, cands)
@@ -248,8 +256,9 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 }
 
 // classCandidatesLocked returns the runtime's supportedClasses, else every
-// class, in explanation order. release gives pooled scratch back.
-func (x *Index) classCandidatesLocked(cr *classRequest) (cands []*classEval, warnings []string, release func()) {
+// class, in explanation order; sc, when not nil, is pooled scratch to
+// release once the decision is made.
+func (x *Index) classCandidatesLocked(cr *classRequest) (cands []*classEval, warnings []string, sc *classScratch) {
 	if len(cr.supported) > 0 {
 		seen := map[string]bool{}
 		for _, n := range cr.supported {
@@ -264,16 +273,16 @@ func (x *Index) classCandidatesLocked(cr *classRequest) (cands []*classEval, war
 			}
 		}
 		sort.Slice(cands, func(i, j int) bool { return cands[i].c.linePrefix < cands[j].c.linePrefix })
-		return cands, warnings, func() {}
+		return cands, warnings, nil
 	}
-	sc := classScratchPool.Get().(*classScratch)
+	sc = classScratchPool.Get().(*classScratch)
 	sc.evals = slices.Grow(sc.evals[:0], len(x.classList))[:len(x.classList)]
 	sc.ptrs = slices.Grow(sc.ptrs[:0], len(x.classList))[:len(x.classList)]
 	for i, c := range x.classList {
 		sc.evals[i] = classEval{c: c}
 		sc.ptrs[i] = &sc.evals[i]
 	}
-	return sc.ptrs, nil, sc.release
+	return sc.ptrs, nil, sc
 }
 
 // evaluateClassesLocked sets, per candidate, what it lacks and whether its
@@ -324,10 +333,10 @@ func byName(cands []*classEval, n string) *classEval {
 func pickAnnotated(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	ce := byName(cands, cr.annotated)
 	if ce == nil {
-		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is not supported by " + cr.rt.ref + " (supportedClasses: " + cr.supportedList + "); choose one of those or another runtime"}
+		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is not supported by " + cr.rt.ref + " (supportedClasses: " + cr.supportedList + "); choose one of those or another runtime"}
 	}
 	if !ce.qualifies() {
-		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " does not qualify: " + whyNot(cr, ce)}
+		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " does not qualify: " + whyNot(cr, ce)}
 	}
 	return classPick{winner: ce, mode: modeAnnotation}, nil
 }
@@ -350,7 +359,7 @@ func pickPreferred(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	}
 	if winner == nil {
 		sort.Strings(why)
-		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc + ": no class in spec.acceleratorSelector.preferredClasses fits; relax requiredCapabilities or list another class", Candidates: dedupSorted(why)}
+		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc() + ": no class in spec.acceleratorSelector.preferredClasses fits; relax requiredCapabilities or list another class", Candidates: dedupSorted(why)}
 	}
 	return classPick{winner: winner, mode: modePreferred}, nil
 }
@@ -388,9 +397,9 @@ func noClassError(cr *classRequest, cands []*classEval) *Error {
 		why = append(why, "AcceleratorClass/"+ce.c.name+": "+whyNot(cr, ce))
 	}
 	sort.Strings(why)
-	reason := cr.svc + ": no AcceleratorClass qualifies for " + cr.rt.ref
+	reason := cr.svc() + ": no AcceleratorClass qualifies for " + cr.rt.ref
 	if len(cands) == 0 {
-		reason = cr.svc + ": " + cr.rt.ref + " spec.acceleratorRequirements.supportedClasses names no existing AcceleratorClass (" + cr.supportedList + ")"
+		reason = cr.svc() + ": " + cr.rt.ref + " spec.acceleratorRequirements.supportedClasses names no existing AcceleratorClass (" + cr.supportedList + ")"
 	}
 	return &Error{Code: CodeNoAcceleratorClass, Reason: reason + "; relax the requirements or add a class that meets them", Candidates: why}
 }

@@ -100,7 +100,8 @@ func TestFitHeadroom(t *testing.T) {
 func TestBytesPerParameter(t *testing.T) {
 	for q, want := range map[string]int64{"": 2000, "fp16": 2000, "bf16": 2000, "fp8": 1000, "fbgemm_fp8": 1000, "int8": 1000, "w8a8": 1000,
 		"int4": 500, "awq": 500, "gptq": 500, "mxfp4": 500, "nf4": 500, "fp32": 4000, "something-else": 2000} {
-		got, _ := bytesPerParameter(q)
+		got, text := bytesPerParameter(q)
+		assert.NotEmpty(t, text)
 		assert.Equal(t, want, got, q)
 	}
 }

@@ -142,8 +142,10 @@ func (x *Index) hasReadyNode(c *classEntry, sel map[string]string) bool {
 		}
 		return false
 	}
-	for _, n := range c.nodes {
-		if n.info.Ready && labelsMatch(sel, n.info.Labels) {
+	// The nodes carrying sel's labels are cached (usually few); look for
+	// one of the class among them rather than match every node of the class.
+	for _, n := range x.nodesWithLabels(sel) {
+		if n.info.Ready && containsString(n.classes, c.name) {
 			return true
 		}
 	}
@@ -331,19 +333,20 @@ func appendRunners(rs []*corev1.ResourceRequirements, r *v1beta1.RunnerSpec, l *
 // (the runtime's, its engineConfig's, the service engine's) and, with
 // decoder, the decoder's too, in merge's order.
 func accelConfigs(isvc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec, decoder bool) []*v1beta1.AcceleratorConfiguration {
-	lists := [][]v1beta1.AcceleratorConfiguration{rt.AcceleratorConfigurations}
+	var lists [5][]v1beta1.AcceleratorConfiguration // an array: no allocation when there are none
+	lists[0] = rt.AcceleratorConfigurations
 	if e := rt.EngineConfig; e != nil {
-		lists = append(lists, e.AcceleratorConfigurations)
+		lists[1] = e.AcceleratorConfigurations
 	}
 	if e := isvc.Spec.Engine; e != nil {
-		lists = append(lists, e.AcceleratorConfigurations)
+		lists[2] = e.AcceleratorConfigurations
 	}
 	if decoder {
 		if d := rt.DecoderConfig; d != nil {
-			lists = append(lists, d.AcceleratorConfigurations)
+			lists[3] = d.AcceleratorConfigurations
 		}
 		if d := isvc.Spec.Decoder; d != nil {
-			lists = append(lists, d.AcceleratorConfigurations)
+			lists[4] = d.AcceleratorConfigurations
 		}
 	}
 	var out []*v1beta1.AcceleratorConfiguration

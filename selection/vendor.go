@@ -28,7 +28,7 @@ func resourceVendor(r corev1.ResourceName) string {
 // exposes r, the class names no vendor, or its vendor is a label of r's
 // domain (aws for aws.amazon.com/neuron).
 func (c *classEntry) sameVendor(r corev1.ResourceName) bool {
-	if r == "" || c.vendor == "" || containsResource(c.resources, r) {
+	if r == "" || r == c.resource || c.vendor == "" || containsResource(c.resources, r) {
 		return true
 	}
 	d, _, _ := strings.Cut(string(r), "/")
