@@ -125,11 +125,11 @@ func TestServerSideValidation(t *testing.T) {
 		{"acceleratorclass: no discovery (CEL)", ac + `spec:
   vendor: nvidia
 `, []string{"spec", "set discovery.nodeSelector or discovery.nodeSelectorTerms"}},
-		{"acceleratorclass: Gte operator (CEL)", ac + `spec:
+		{"acceleratorclass: Gte operator (webhook, with the exact path)", ac + `spec:
   discovery:
     nodeSelectorTerms:
     - matchExpressions: [{key: nvidia.com/gpu.memory, operator: Gte, values: ["24576"]}]
-`, []string{"spec.discovery", "nodeSelectorTerms operators must be In, NotIn, Exists, DoesNotExist, Gt or Lt"}},
+`, []string{"spec.discovery.nodeSelectorTerms[0].matchExpressions[0].operator", `operator "Gte" is not a node selector operator; use In, NotIn, Exists, DoesNotExist, Gt or Lt`}},
 		{"acceleratorclass: bad cost tier", ac + `spec:
   discovery: {nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}
   cost: {tier: cheap}

@@ -238,7 +238,8 @@ func TestConflictingPrioritiesAreDeniedByKubectl(t *testing.T) {
 	require.Error(t, err, out)
 	assert.Contains(t, out, "e2e-conflict-b")
 	assert.Contains(t, out, "e2e-conflict-a")
-	assert.Contains(t, out, `admission webhook "clusterservingruntimes.validate.ome.io" denied the request`)
+	assert.Contains(t, out, `The ClusterServingRuntime "e2e-conflict-b" is invalid`)
+	assert.Contains(t, out, "spec.supportedModelFormats[0].priority")
 
 	ns := testNamespace(t, "e2e-sr")
 	sr := func(name string) string {
@@ -249,7 +250,7 @@ func TestConflictingPrioritiesAreDeniedByKubectl(t *testing.T) {
 	require.NoError(t, err, out)
 	out, err = kubectl(t, sr("second"), "apply", "--server-side", "-f", "-")
 	require.Error(t, err, out)
-	assert.Contains(t, out, "ServingRuntime "+ns+"/second")
+	assert.Contains(t, out, `The ServingRuntime "second" is invalid`)
 	assert.Contains(t, out, "ServingRuntime/first")
 }
 
