@@ -89,6 +89,7 @@ func (h *InferenceServices) Mutate(ctx context.Context, req *admissionv1.Admissi
 		}
 	}
 	applyDefaults(&isvc)
+	followBounds(&isvc, old)
 	if isvc.Spec.Predictor != nil && !protocolGiven {
 		warnings = append(warnings, h.kserveProtocol(&isvc, old)...)
 	}
@@ -158,6 +159,37 @@ func applyDefaults(isvc *v1beta1.InferenceService) {
 		one := int32(1)
 		isvc.Spec.Engine.MinReplicas = &one
 	}
+	// The scale subresource reads spec.engine.replicas: without it an
+	// autoscaler cannot even GET the scale ("the spec replicas field does
+	// not exist"). Start at minReplicas; the reconciler clamps into
+	// [minReplicas, maxReplicas] and the autoscaler moves it from there.
+	if isvc.Spec.Engine.Replicas == nil {
+		r := *isvc.Spec.Engine.MinReplicas
+		isvc.Spec.Engine.Replicas = &r
+	}
+}
+
+// followBounds keeps an engine replicas the user did not change within the
+// service's own [minReplicas, maxReplicas] when the bounds move (raising
+// minReplicas raises a defaulted replicas). A replicas the user changes in
+// the same request is left as sent: the validating handler denies it when
+// it is out of bounds, so nothing is clamped silently.
+func followBounds(isvc, old *v1beta1.InferenceService) {
+	if old == nil || old.Spec.Engine == nil || old.Spec.Engine.Replicas == nil {
+		return
+	}
+	e := isvc.Spec.Engine
+	if e.Replicas == nil || *e.Replicas != *old.Spec.Engine.Replicas {
+		return
+	}
+	r := *e.Replicas
+	if e.MinReplicas != nil && r < *e.MinReplicas {
+		r = *e.MinReplicas
+	}
+	if e.MaxReplicas != nil && *e.MaxReplicas > 0 && r > *e.MaxReplicas {
+		r = *e.MaxReplicas
+	}
+	e.Replicas = &r
 }
 
 // Validate denies a service whose model, runtime or class cannot be

@@ -77,3 +77,27 @@ func TestLongServiceNameDenied(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// The engine gets replicas (the scale subresource reads it); raising
+// minReplicas later raises a replicas the user never changed, while an
+// explicit out-of-bounds replicas is denied.
+func TestEngineReplicasDefaultAndFollowBounds(t *testing.T) {
+	w := seedWorld(t)
+	isvc := seedService(t, "api/v1beta1/testdata/seeds/000-isvc-auto-select.yaml")
+	isvc.Spec.Engine = nil
+	stored, resp := admitISVC(t, w, admissionv1.Create, isvc, nil)
+	require.True(t, resp.Allowed, "%+v", resp.Result)
+	require.NotNil(t, stored.Spec.Engine.Replicas)
+	assert.Equal(t, int32(1), *stored.Spec.Engine.Replicas, "replicas starts at minReplicas")
+
+	edited := stored.DeepCopy()
+	edited.Spec.Engine.MinReplicas, edited.Spec.Engine.MaxReplicas = ptrTo(int32(3)), ptrTo(int32(4))
+	again, resp := admitISVC(t, w, admissionv1.Update, edited, stored)
+	require.True(t, resp.Allowed, "%+v", resp.Result)
+	assert.Equal(t, int32(3), *again.Spec.Engine.Replicas, "an untouched replicas follows minReplicas up")
+
+	explicit := again.DeepCopy()
+	explicit.Spec.Engine.Replicas = ptrTo(int32(9))
+	_, resp = admitISVC(t, w, admissionv1.Update, explicit, again)
+	require.False(t, resp.Allowed, "an explicit replicas above maxReplicas is denied, not clamped")
+}

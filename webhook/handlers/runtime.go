@@ -132,6 +132,9 @@ func (h *Runtimes) validate(ctx context.Context, req *admissionv1.AdmissionReque
 	return admission.Allowed(dedupe(warnings)...)
 }
 
+// liveListTimeout bounds the fresh read of a scope's runtimes.
+const liveListTimeout = 1500 * time.Millisecond
+
 // peers is the index the priority check reads: the runtimes of the
 // scope freshly listed from the API server when h.Live can, else the cache.
 func (h *Runtimes) peers(ctx context.Context, o runtimeObject) (*selection.Index, []string) {
@@ -140,6 +143,10 @@ func (h *Runtimes) peers(ctx context.Context, o runtimeObject) (*selection.Index
 	}
 	idx := selection.NewIndex()
 	var err error
+	// The apiserver gives a webhook 5 s. A slow list must not use them up:
+	// after liveListTimeout the cache decides and the user is told.
+	ctx, cancel := context.WithTimeout(ctx, liveListTimeout)
+	defer cancel()
 	switch {
 	case o.kind == selection.KindClusterServingRuntime && h.Live.Cluster != nil:
 		var list []v1beta1.ClusterServingRuntime
