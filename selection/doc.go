@@ -52,36 +52,40 @@
 // class, no GPU node selector, and is never waiting for GPUs.
 //
 // Candidates are the runtime's supportedClasses (all classes when empty)
-// that meet the merged requiredCapabilities (runtime, then the service's,
-// the stricter value of each field). A class of another vendor than the
-// accelerator resource the engine requests (nvidia.com/gpu: nvidia; the
-// class's spec.vendor, else its first resource's domain) is a candidate
-// only when the runtime or the service opts in: supportedClasses lists it
-// or an acceleratorConfigurations entry selects it (and may set that
-// vendor's image). Only then does merge translate resource names; a CUDA
-// image never lands on AMD or Intel nodes by default, and the loser line
-// says "runtime requests nvidia.com/gpu and has no configuration for amd".
-// A class must also hold the model: accelerators per pod on that class
-// (an acceleratorConfigurations entry for it sets them, as merge does) ×
-// pods per group × capabilities.memoryGB ≥ parameters × bytes per
-// parameter × headroom. Bytes per parameter come from the model's
-// quantization: 4-bit schemes (int4, awq, gptq, fp4, nf4) 0.5, 8-bit ones
-// (fp8, int8, w8a8) 1, fp32 4, otherwise (fp16, bf16, none) 2. The
-// headroom, for KV cache and runtime buffers, is DefaultFitHeadroom (1.2)
-// unless Index.SetFitHeadroom changes it. A loser's line quotes the numbers:
-// "needs ≥ 486 GB, group has 8 × 40 GiB (343.6 GB; 405B parameters × 1 byte
-// (fp8) × 1.2 headroom)". A model without spec.modelParameterSize, or a
-// class without memoryGB, skips the check and the Decision warns so.
-// Then: the annotation
-// ome.io/accelerator-class, else the first fitting
-// acceleratorSelector.preferredClasses entry, else the best applicable
-// preferenceOrder score (requestSize conditions read the annotation
-// ome.io/request-size), else the strategy (annotation
+// that qualify:
+//
+//   - Capabilities: they meet the merged requiredCapabilities (runtime, then
+//     the service's, the stricter value of each field).
+//   - Vendor: a class of another vendor than the accelerator resource the
+//     engine requests (nvidia.com/gpu: nvidia; the class's spec.vendor, else
+//     its first resource's domain) qualifies only when the runtime or the
+//     service opts in: supportedClasses lists it, or an
+//     acceleratorConfigurations entry selects it (and may set that vendor's
+//     image). Only then does merge translate resource names: a CUDA image
+//     never lands on AMD or Intel nodes by default, and the loser's line says
+//     "runtime requests nvidia.com/gpu and has no configuration for amd".
+//   - Fit: the group holds the model: accelerators per pod on that class (an
+//     acceleratorConfigurations entry for it sets them, as merge does) × pods
+//     per group × capabilities.memoryGB ≥ parameters × bytes per parameter ×
+//     headroom. Bytes per parameter come from the model's quantization:
+//     4-bit schemes (int4, awq, gptq, fp4, nf4) 0.5, 8-bit ones (fp8, int8,
+//     w8a8) 1, fp32 4, otherwise (fp16, bf16, none) 2. The headroom, for KV
+//     cache and runtime buffers, is DefaultFitHeadroom (1.2) unless
+//     Index.SetFitHeadroom changes it. The loser's line quotes the numbers:
+//     "needs ≥ 486 GB, group has 8 × 40 GiB (343.6 GB; 405B parameters × 1
+//     byte (fp8) × 1.2 headroom)". A model without spec.modelParameterSize,
+//     or a class without memoryGB, skips the check, and the Decision warns.
+//
+// Among them: the annotation ome.io/accelerator-class, else the first
+// qualifying acceleratorSelector.preferredClasses entry, else the best
+// applicable preferenceOrder score (requestSize conditions read the
+// annotation ome.io/request-size), else the strategy (annotation
 // ome.io/selection-strategy, else acceleratorSelector.strategy, else
 // balanced). Among otherwise equal choices a class whose Ready matching
 // nodes can host a whole group (GPUs per pod × (1 + worker.size)) wins;
 // when none can, the best class is chosen and the Decision says it is
-// unavailable. Explicit names that do not exist are errors.
+// unavailable ("matches no Ready node" when it has none). Explicit names
+// that do not exist, or that do not qualify, are errors.
 //
 // # Metrics
 //
