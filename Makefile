@@ -61,7 +61,7 @@ verify: ## Fail when generated files are stale or code is unformatted.
 
 .PHONY: test-unit
 test-unit: ## Unit tests of the pure packages (no control plane).
-	go test ./api/... ./selection/... ./merge/... ./certs/... ./deploy/... ./webhook/...
+	go test ./api/... ./selection/... ./merge/... ./certs/... ./deploy/... ./webhook/... ./reconcile/...
 
 .PHONY: test
 test: deps ## Everything: unit tests and the e2e suite against a real control plane.
@@ -105,7 +105,7 @@ demo: deps build ## Start a local control plane with a fake GPU fleet, install b
 	bin/berth demo
 
 .PHONY: up
-up: deps build ## Start a local control plane with the fake GPU fleet, berth's CRDs and webhook; Ctrl-C to stop.
+up: deps build ## Start a local control plane with the fake GPU fleet, berth's CRDs, webhook and reconciler; Ctrl-C to stop.
 	bin/berth up
 
 .PHONY: e2e
