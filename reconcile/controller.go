@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -266,7 +266,7 @@ func (c *Controller) enqueueAllIfChanged(o, n any) {
 		return
 	}
 	if err1 == nil && err2 == nil && om.GetGeneration() == nm.GetGeneration() && om.GetGeneration() != 0 &&
-		equalStrings(om.GetLabels(), nm.GetLabels()) && equalStrings(om.GetAnnotations(), nm.GetAnnotations()) {
+		maps.Equal(om.GetLabels(), nm.GetLabels()) && maps.Equal(om.GetAnnotations(), nm.GetAnnotations()) {
 		return
 	}
 	c.enqueueAll()
@@ -324,17 +324,3 @@ func metaOf(obj any) (metav1.Object, error) {
 		return nil, fmt.Errorf("not an object: %T", obj)
 	}
 }
-
-func equalStrings(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
-var _ = autoscalingv2.SchemeGroupVersion

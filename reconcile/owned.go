@@ -60,7 +60,7 @@ func (c *Controller) syncServices(ctx context.Context, isvc *v1beta1.InferenceSe
 		if s.Name == isvc.Name || want[s.Name] || s.Labels[v1beta1.LabelGroupIndex] == "" {
 			continue
 		}
-		if isControlledBy(s.OwnerReferences, isvc) {
+		if metav1.IsControlledBy(s, isvc) {
 			errs = append(errs, c.deleteService(ctx, s))
 		}
 	}
@@ -90,13 +90,4 @@ func liveGroups(pods []*corev1.Pod, r componentResult) []int32 {
 		add(p.Group)
 	}
 	return out
-}
-
-func isControlledBy(refs []metav1.OwnerReference, isvc *v1beta1.InferenceService) bool {
-	for _, o := range refs {
-		if o.Controller != nil && *o.Controller && o.UID == isvc.UID {
-			return true
-		}
-	}
-	return false
 }

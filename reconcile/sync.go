@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
@@ -174,12 +175,7 @@ func componentOf(p *corev1.Pod) string {
 // merely carries the label (a user's Deployment pod, a leftover of an
 // earlier service of the same name) is never touched.
 func isOwnedPod(p *corev1.Pod, isvc *v1beta1.InferenceService) bool {
-	for _, o := range p.OwnerReferences {
-		if o.Controller != nil && *o.Controller && o.UID == isvc.UID {
-			return true
-		}
-	}
-	return false
+	return metav1.IsControlledBy(p, isvc)
 }
 
 func requeueOf(results []componentResult) time.Duration {
