@@ -68,10 +68,13 @@ type Controller struct {
 	hpas            autoscalinglisters.HorizontalPodAutoscalerLister
 	synced          []cache.InformerSynced
 
-	queue    workqueue.TypedRateLimitingInterface[string]
-	exp      *expectations
-	recorder record.EventRecorder
-	events   record.EventBroadcaster
+	queue workqueue.TypedRateLimitingInterface[string]
+	// runtimeQueue holds conflictsKey: the after-the-fact priority check
+	// of all runtimes (conflicts.go), coalesced over runtime events.
+	runtimeQueue workqueue.TypedRateLimitingInterface[string]
+	exp          *expectations
+	recorder     record.EventRecorder
+	events       record.EventBroadcaster
 
 	mu      sync.Mutex
 	backoff map[string]backoffMemory // by service key
@@ -106,6 +109,9 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "inferenceservices"})
+	c.runtimeQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "runtime-conflicts"})
 	c.exp = newExpectations(opts.ExpectationsTTL, opts.Now)
 	c.wireInformers()
 
@@ -153,6 +159,12 @@ func (c *Controller) wireInformers() {
 	for _, inf := range []cache.SharedIndexInformer{rts.Informer(), crts.Informer(), acs.Informer(), profs.Informer()} {
 		must(inf.AddEventHandler(inputs))
 	}
+	checkConflicts := func(any) { c.runtimeQueue.Add(conflictsKey) }
+	for _, inf := range []cache.SharedIndexInformer{rts.Informer(), crts.Informer()} {
+		must(inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: checkConflicts, UpdateFunc: func(_, n any) { checkConflicts(n) }, DeleteFunc: checkConflicts,
+		}))
+	}
 	c.synced = []cache.InformerSynced{isvcs.Informer().HasSynced, rts.Informer().HasSynced, crts.Informer().HasSynced,
 		acs.Informer().HasSynced, profs.Informer().HasSynced, pods.Informer().HasSynced, svcs.Informer().HasSynced, hpas.Informer().HasSynced}
 }
@@ -161,6 +173,7 @@ func (c *Controller) wireInformers() {
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
+	defer c.runtimeQueue.ShutDown()
 	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kube.CoreV1().Events("")})
 	defer c.events.Shutdown()
 	c.kubeInformers.Start(ctx.Done())
@@ -172,6 +185,11 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	c.log.Info("caches synced; reconciling", "workers", workers)
 	c.m.synced.Set(1)
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		wait.UntilWithContext(ctx, c.conflictWorker, time.Second)
+	}()
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -181,6 +199,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 	<-ctx.Done()
 	c.queue.ShutDown()
+	c.runtimeQueue.ShutDown()
 	wg.Wait()
 	return nil
 }
@@ -193,6 +212,23 @@ func (c *Controller) Synced() bool {
 		}
 	}
 	return true
+}
+
+// conflictWorker runs the runtime priority check whenever runtimes change.
+func (c *Controller) conflictWorker(ctx context.Context) {
+	for {
+		key, quit := c.runtimeQueue.Get()
+		if quit {
+			return
+		}
+		if _, err := c.syncConflicts(ctx); err != nil {
+			c.log.Error("runtime priority check failed; retrying", "err", err)
+			c.runtimeQueue.AddRateLimited(key)
+		} else {
+			c.runtimeQueue.Forget(key)
+		}
+		c.runtimeQueue.Done(key)
+	}
 }
 
 func (c *Controller) worker(ctx context.Context) {

@@ -54,6 +54,17 @@
 //  7. Status is written only when it changed; a condition that changes its
 //     reason becomes one event.
 //
+// # Runtimes that tie after the fact
+//
+// The validating webhook denies a runtime whose priority ties with
+// another's, against a fresh read. Two runtimes created at the same moment
+// can still both pass. The reconciler re-checks every runtime whenever one
+// changes, with the same rule (selection.Index.PriorityConflicts: the
+// reconciler imports selection for this check only), and sets the
+// condition PriorityConflict on both, naming the other; the gauge
+// berth_runtime_priority_conflicts counts them. Selection's tie-break
+// stays deterministic meanwhile (newest, then name).
+//
 // A steady state therefore costs no API writes. Retries use the
 // workqueue's rate limiter; timers the planner asks for (backoff, grace
 // periods, a terminating pod in the way) requeue the service.

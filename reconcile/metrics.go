@@ -17,6 +17,8 @@ type Metrics struct {
 	errors   prometheus.Counter
 	writes   *prometheus.CounterVec
 	synced   prometheus.Gauge
+	// conflicts counts runtimes whose PriorityConflict condition is True.
+	conflicts prometheus.Gauge
 
 	mu       sync.Mutex
 	groups   map[string]map[string]int // service key → state → groups
@@ -46,13 +48,16 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		synced: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "berth_reconciler_caches_synced", Help: "1 once the informer caches have synced.",
 		}),
+		conflicts: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "berth_runtime_priority_conflicts", Help: "Runtimes tied in priority with another of their scope (created concurrently past the webhook's check).",
+		}),
 		groups:   map[string]map[string]int{},
 		rollouts: map[string]bool{},
 		groupsDesc: prometheus.NewDesc("berth_reconciler_groups", "Serving groups of all InferenceServices by state (ready, notready, outdated).",
 			[]string{"state"}, nil),
 		rolloutsDesc: prometheus.NewDesc("berth_reconciler_rollouts_in_progress", "InferenceServices rolling groups to a new revision now.", nil, nil),
 	}
-	reg.MustRegister(m.duration, m.errors, m.writes, m.synced, m)
+	reg.MustRegister(m.duration, m.errors, m.writes, m.synced, m.conflicts, m)
 	return m
 }
 

@@ -388,6 +388,7 @@ func TestReconcilerRBAC(t *testing.T) {
 	add("", []string{"ome.io/inferenceservices", "ome.io/servingruntimes", "ome.io/clusterservingruntimes",
 		"ome.io/acceleratorclasses", "ome.io/clusterengineruntimeprofiles"}, readVerbs)
 	add("", []string{"ome.io/inferenceservices/status"}, []string{"get", "update", "patch"})
+	add("", []string{"ome.io/servingruntimes/status", "ome.io/clusterservingruntimes/status"}, []string{"get", "update"})
 	add("", []string{"/pods"}, []string{"get", "list", "watch", "create", "delete"})
 	add("", []string{"/services", "autoscaling/horizontalpodautoscalers"}, []string{"get", "list", "watch", "create", "update", "delete"})
 	add("", []string{"/events", "events.k8s.io/events"}, []string{"create", "patch"})
