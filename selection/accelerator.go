@@ -278,9 +278,17 @@ func (x *Index) classCandidatesLocked(cr *classRequest) (cands []*classEval, war
 	sc = classScratchPool.Get().(*classScratch)
 	sc.evals = slices.Grow(sc.evals[:0], len(x.classList))[:len(x.classList)]
 	sc.ptrs = slices.Grow(sc.ptrs[:0], len(x.classList))[:len(x.classList)]
+	// Pointers are written only when they change (rarely: the class list
+	// and the pooled arrays are stable), because during GC every pointer
+	// write costs a write barrier; evaluateClassesLocked sets every other
+	// field.
 	for i, c := range x.classList {
-		sc.evals[i] = classEval{c: c}
-		sc.ptrs[i] = &sc.evals[i]
+		if e := &sc.evals[i]; e.c != c {
+			e.c = c
+		}
+		if sc.ptrs[i] != &sc.evals[i] {
+			sc.ptrs[i] = &sc.evals[i]
+		}
 	}
 	return sc.ptrs, nil, sc
 }
@@ -295,12 +303,33 @@ func (x *Index) evaluateClassesLocked(cr *classRequest, cands []*classEval) {
 	if len(cr.nodeSel) > 0 {
 		selCap = x.capacityUnder(cr.nodeSel, cr.nd)
 	}
+	// Per class this loop runs 200 times a decision: what does not depend
+	// on the class is settled once.
+	vendorCheck := len(cr.supported) == 0 && cr.nd.resource != ""
+	// With no per-class configuration every class has the same group, so
+	// the fit is a bound on memory per accelerator.
+	var minMemory int64
+	if cr.fit.bytes > 0 && cr.nd.perPod > 0 {
+		g := cr.nd.perPod * cr.nd.pods
+		minMemory = (cr.fit.bytes + g - 1) / g
+	}
 	for _, ce := range cands {
-		ce.unmet = cr.req.unmet(ce.c)
-		ce.foreign = len(cr.supported) == 0 && !ce.c.sameVendor(cr.nd.resource) && !containsString(cr.optedIn, ce.c.name)
-		ce.perPod = cr.perPodFor(ce.c)
-		if cr.fit.bytes > 0 && ce.perPod > 0 && ce.c.memory > 0 {
-			ce.noFit = groupMemory(cr.groupGPUs(ce), ce.c.memory) < cr.fit.bytes
+		c := ce.c
+		if u := cr.req.unmet(c); u != ce.unmet { // no write barrier when unchanged
+			ce.unmet = u
+		}
+		ce.noFit, ce.available = false, false
+		ce.foreign = vendorCheck && c.resource != cr.nd.resource && !c.sameVendor(cr.nd.resource) && !containsString(cr.optedIn, c.name)
+		ce.perPod = cr.nd.perPod
+		if len(cr.gpus) > 0 {
+			ce.perPod = cr.perPodFor(c)
+		}
+		switch {
+		case c.memory == 0 || cr.fit.bytes == 0 || ce.perPod == 0:
+		case ce.perPod == cr.nd.perPod:
+			ce.noFit = c.memory < minMemory
+		default:
+			ce.noFit = groupMemory(cr.groupGPUs(ce), c.memory) < cr.fit.bytes
 		}
 		if !ce.qualifies() {
 			continue

@@ -209,7 +209,7 @@ func (f *formatEntry) mismatch(m *modelEntry) why {
 		if m.formatVersion == nil && m.model.Kind != KindPredictorModel {
 			return because("format version ", f.version.text, " is required but the model declares none")
 		}
-		if m.formatVersion != nil && !f.version.matches(*m.formatVersion) {
+		if m.formatVersion != nil && !f.version.matches(m.formatVersion) {
 			return because("format version ", f.version.text, " does not match the model's ", m.formatVersionText)
 		}
 	}
@@ -224,7 +224,7 @@ func (f *formatEntry) mismatch(m *modelEntry) why {
 			if m.fwVersion == nil {
 				return because("framework version ", f.fwVersion.text, " is required but the model declares none")
 			}
-			if !f.fwVersion.matches(*m.fwVersion) {
+			if !f.fwVersion.matches(m.fwVersion) {
 				return because("framework ", f.fwDisplay, " version ", f.fwVersion.text, " does not match the model's ", m.fwVersionText)
 			}
 		}

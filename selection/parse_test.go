@@ -191,7 +191,7 @@ func TestVersionRuleMatches(t *testing.T) {
 			require.NoError(t, err)
 			m, err := ParseVersion(tt.model)
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, r.matches(m))
+			assert.Equal(t, tt.want, r.matches(&m))
 		})
 	}
 }
@@ -273,7 +273,7 @@ func FuzzParseVersion(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, v, back)
 		r := versionRule{v: v, op: v1beta1.RuleOperatorEqual}
-		require.True(t, r.matches(v), "a version matches itself")
+		require.True(t, r.matches(&v), "a version matches itself")
 		require.True(t, r.compatible(r))
 	})
 }

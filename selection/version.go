@@ -153,14 +153,15 @@ func (v Version) String() string {
 	return b.String()
 }
 
+// final: no pre, post or dev suffix.
+func (v *Version) final() bool { return v.Pre == "" && !v.HasPost && !v.HasDev }
+
 // exact: the version names one release (all three parts, or a suffix),
 // not a prefix of releases.
-func (v Version) exact() bool {
-	return v.Precision == 3 || v.Pre != "" || v.HasPost || v.HasDev
-}
+func (v *Version) exact() bool { return v.Precision == 3 || !v.final() }
 
 // compareAt compares the first p parts; missing parts count as 0.
-func compareAt(a, b Version, p int) int {
+func compareAt(a, b *Version, p int) int {
 	for i := 0; i < p; i++ {
 		switch {
 		case a.Parts[i] < b.Parts[i]:
@@ -182,8 +183,12 @@ func (v Version) suffixKey() [5]int64 {
 		k[0] = -1 // a dev release of the final release sorts before its pre-releases
 	case v.Pre == "":
 		k[0] = 3
-	default:
-		k[0], k[1] = map[string]int64{"a": 0, "b": 1, "rc": 2}[v.Pre], v.PreN
+	case v.Pre == "a":
+		k[1] = v.PreN
+	case v.Pre == "b":
+		k[0], k[1] = 1, v.PreN
+	default: // rc
+		k[0], k[1] = 2, v.PreN
 	}
 	k[2], k[3], k[4] = -1, 0, math.MaxInt64
 	if v.HasPost {
@@ -196,8 +201,8 @@ func (v Version) suffixKey() [5]int64 {
 }
 
 // compareFull compares whole versions, release and suffixes.
-func compareFull(a, b Version) int {
-	if c := compareAt(a, b, 3); c != 0 {
+func compareFull(a, b *Version) int {
+	if c := compareAt(a, b, 3); c != 0 || (a.final() && b.final()) {
 		return c
 	}
 	ka, kb := a.suffixKey(), b.suffixKey()
@@ -220,14 +225,14 @@ type versionRule struct {
 	text string // String(), computed once for explanations
 }
 
-func (r versionRule) compare(model Version) int {
+func (r *versionRule) compare(model *Version) int {
 	if r.v.exact() {
-		return compareFull(r.v, model)
+		return compareFull(&r.v, model)
 	}
-	return compareAt(r.v, model, r.v.Precision)
+	return compareAt(&r.v, model, r.v.Precision)
 }
 
-func (r versionRule) matches(model Version) bool {
+func (r *versionRule) matches(model *Version) bool {
 	c := r.compare(model)
 	switch r.op {
 	case v1beta1.RuleOperatorGreaterThan:
@@ -264,17 +269,17 @@ func (r versionRule) compatible(o versionRule) bool {
 	switch {
 	case isEq(r) && isEq(o):
 		if r.v.exact() && o.v.exact() {
-			return compareFull(r.v, o.v) == 0
+			return compareFull(&r.v, &o.v) == 0
 		}
 		p := min(r.v.Precision, o.v.Precision)
-		return compareAt(r.v, o.v, p) == 0
+		return compareAt(&r.v, &o.v, p) == 0
 	case isEq(r):
-		return o.matches(r.v)
+		return o.matches(&r.v)
 	case isEq(o):
-		return r.matches(o.v)
+		return r.matches(&o.v)
 	}
 	zero := Version{Precision: 3}
-	return r.matches(zero) && o.matches(zero)
+	return r.matches(&zero) && o.matches(&zero)
 }
 
 func parseOperator(op *v1beta1.RuleOperator) (v1beta1.RuleOperator, error) {
