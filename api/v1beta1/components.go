@@ -135,6 +135,13 @@ type EngineSpec struct {
 	// +optional
 	// +listType=atomic
 	EngineRuntimes []EngineRuntimeRef `json:"engineRuntimes,omitempty"`
+	// AcceleratorOverride chooses the engine's AcceleratorClass instead of
+	// spec.acceleratorSelector (and the ome.io/accelerator-class and
+	// ome.io/selection-strategy annotations), so that engine and decoder may
+	// run on different classes (OME's field name). Only on an
+	// InferenceService: a runtime's engineConfig may not set it.
+	// +optional
+	AcceleratorOverride *AcceleratorSelector `json:"acceleratorOverride,omitempty"`
 }
 
 // DecoderSpec configures the decode side of prefill/decode disaggregated
@@ -155,6 +162,40 @@ type DecoderSpec struct {
 	// +optional
 	// +listType=atomic
 	EngineRuntimes []EngineRuntimeRef `json:"engineRuntimes,omitempty"`
+	// AcceleratorOverride chooses the decoder's AcceleratorClass instead of
+	// spec.acceleratorSelector (and the ome.io/accelerator-class and
+	// ome.io/selection-strategy annotations); the class is pinned in
+	// annotation ome.io/resolved-decoder-accelerator-class. Only on an
+	// InferenceService: a runtime's decoderConfig may not set it.
+	// +optional
+	AcceleratorOverride *AcceleratorSelector `json:"acceleratorOverride,omitempty"`
+}
+
+// AcceleratorOverrideOf is a component's acceleratorOverride: nil when it
+// has none, and always for the router, which never gets a class.
+func (s *InferenceServiceSpec) AcceleratorOverrideOf(component string) *AcceleratorSelector {
+	switch {
+	case component == ComponentEngine && s.Engine != nil:
+		return s.Engine.AcceleratorOverride
+	case component == ComponentDecoder && s.Decoder != nil:
+		return s.Decoder.AcceleratorOverride
+	}
+	return nil
+}
+
+// ForComponent is the service as one component's pods are composed from:
+// when the component has an acceleratorOverride, a shallow copy whose
+// spec.acceleratorSelector is that override (its nodeSelector narrows the
+// component's nodes instead of the service's); otherwise the service
+// itself. The result shares everything else with in: do not modify it.
+func (in *InferenceService) ForComponent(component string) *InferenceService {
+	o := in.Spec.AcceleratorOverrideOf(component)
+	if o == nil {
+		return in
+	}
+	v := *in
+	v.Spec.AcceleratorSelector = o
+	return &v
 }
 
 // RouterSpec configures the request router. The router is CPU-only: no

@@ -139,7 +139,9 @@ type InferenceServiceSpec struct {
 	// Router overrides the runtime's routerConfig.
 	// +optional
 	Router *RouterSpec `json:"router,omitempty"`
-	// AcceleratorSelector chooses the AcceleratorClass of engine and decoder.
+	// AcceleratorSelector chooses the AcceleratorClass of engine and decoder;
+	// spec.engine.acceleratorOverride and spec.decoder.acceleratorOverride
+	// replace it for their component.
 	// +optional
 	AcceleratorSelector *AcceleratorSelector `json:"acceleratorSelector,omitempty"`
 	// ProtocolVersion the service must speak. Defaults to openAI.
@@ -248,7 +250,9 @@ type InferenceServiceStatus struct {
 	// Runtime the service was pinned to at admission.
 	// +optional
 	Runtime *ResolvedRef `json:"runtime,omitempty"`
-	// AcceleratorClass the service was pinned to at admission.
+	// AcceleratorClass the service (its engine) was pinned to at admission;
+	// a decoder with a class of its own is pinned in annotation
+	// ome.io/resolved-decoder-accelerator-class.
 	// +optional
 	AcceleratorClass string `json:"acceleratorClass,omitempty"`
 	// ReadyReplicas of the engine, for kubectl get.
@@ -281,6 +285,7 @@ type InferenceServiceStatus struct {
 // +kubebuilder:printcolumn:name="Model",type=string,JSONPath=`.spec.model.name`
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.metadata.annotations.ome\.io/resolved-runtime`
 // +kubebuilder:printcolumn:name="Accelerator",type=string,JSONPath=`.metadata.annotations.ome\.io/resolved-accelerator-class`
+// +kubebuilder:printcolumn:name="Decoder-Accelerator",type=string,JSONPath=`.metadata.annotations.ome\.io/resolved-decoder-accelerator-class`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,priority=1

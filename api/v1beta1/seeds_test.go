@@ -364,7 +364,7 @@ func TestEverySeedFileHasACase(t *testing.T) {
 func TestStrictDecodingCatchesSeedDrift(t *testing.T) {
 	cases := []struct{ name, doc, want string }{
 		{"unknown spec field", "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x}\nspec:\n  acceleratorClass: a100\n", `unknown field "acceleratorClass"`},
-		{"unknown nested field", "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x}\nspec:\n  engine:\n    acceleratorOverride: {}\n", `unknown field "acceleratorOverride"`},
+		{"unknown nested field", "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x}\nspec:\n  engine:\n    gpuCount: 2\n", `unknown field "gpuCount"`},
 		{"duplicate field", "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x}\nspec:\n  model: {name: a}\n  model: {name: b}\n", `"model" already set`},
 	}
 	for _, tc := range cases {

@@ -17,8 +17,15 @@ const (
 
 	// AnnotationResolvedRuntime pins the runtime: "<Kind>/<name>".
 	AnnotationResolvedRuntime = "ome.io/resolved-runtime"
-	// AnnotationResolvedAcceleratorClass pins the AcceleratorClass.
+	// AnnotationResolvedAcceleratorClass pins the AcceleratorClass of the
+	// engine, and of the decoder unless the decoder has its own pin.
 	AnnotationResolvedAcceleratorClass = "ome.io/resolved-accelerator-class"
+	// AnnotationResolvedDecoderAcceleratorClass pins the decoder's
+	// AcceleratorClass when it has a class selection of its own (an
+	// acceleratorOverride on the decoder or the engine) and it differs from
+	// the engine's, or the decoder's override chose it. Absent: the decoder
+	// runs on the engine's class (ome.io/resolved-accelerator-class).
+	AnnotationResolvedDecoderAcceleratorClass = "ome.io/resolved-decoder-accelerator-class"
 	// AnnotationResolvedInputs records a digest of the inputs the pinned
 	// decision was made from, so an UPDATE re-resolves only when they change.
 	AnnotationResolvedInputs = "ome.io/resolved-inputs"

@@ -19,10 +19,13 @@ import (
 //     opens a template action berth would render ("{{." or "{{index")
 //     without closing it: it would reach the engine literally;
 //  2. an env name listed twice in one container or configuration: the
-//     definitions collapse and only the last reaches the pod.
+//     definitions collapse and only the last reaches the pod;
+//  3. engineConfig or decoderConfig acceleratorOverride: the field chooses
+//     one InferenceService's class and a runtime has no use for it, so it
+//     is denied rather than silently ignored.
 //
 // Probes and lifecycle hooks are not rendered, so they are not looked at.
-// Errors are in field order.
+// Errors of 1 and 2 are in field order, then those of 3.
 func ValidateServingRuntimeSpec(spec *v1beta1.ServingRuntimeSpec, path *field.Path) field.ErrorList {
 	if spec == nil {
 		return nil
@@ -37,7 +40,18 @@ func ValidateServingRuntimeSpec(spec *v1beta1.ServingRuntimeSpec, path *field.Pa
 	}
 	var errs field.ErrorList
 	walkContainers(tree, path, &errs)
+	if c := spec.EngineConfig; c != nil && c.AcceleratorOverride != nil {
+		errs = append(errs, overrideOnRuntime(path.Child("engineConfig"), v1beta1.ComponentEngine))
+	}
+	if c := spec.DecoderConfig; c != nil && c.AcceleratorOverride != nil {
+		errs = append(errs, overrideOnRuntime(path.Child("decoderConfig"), v1beta1.ComponentDecoder))
+	}
 	return errs
+}
+
+func overrideOnRuntime(config *field.Path, component string) *field.Error {
+	return field.Forbidden(config.Child("acceleratorOverride"), "acceleratorOverride chooses one InferenceService's class (spec."+component+
+		".acceleratorOverride) and is not read on a runtime; state what the runtime needs in spec.acceleratorRequirements, or per class in acceleratorConfigurations")
 }
 
 // notRendered are container fields whose strings berth never renders.

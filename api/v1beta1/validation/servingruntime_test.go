@@ -51,6 +51,13 @@ func TestValidateServingRuntimeSpec(t *testing.T) {
 		{name: "one name in two containers is fine", spec: v1beta1.ServingRuntimeSpec{
 			EngineConfig: &v1beta1.EngineSpec{Runner: runner(nil, env("A", "1")), Worker: &v1beta1.WorkerSpec{Runner: runner(nil, env("A", "2"))}},
 		}},
+		{name: "acceleratorOverride is a service setting, not a runtime's", spec: v1beta1.ServingRuntimeSpec{
+			EngineConfig:  &v1beta1.EngineSpec{AcceleratorOverride: &v1beta1.AcceleratorSelector{PreferredClasses: []string{"h100"}}},
+			DecoderConfig: &v1beta1.DecoderSpec{AcceleratorOverride: &v1beta1.AcceleratorSelector{Strategy: v1beta1.StrategyCost}},
+		}, want: field.ErrorList{
+			field.Forbidden(spec.Child("engineConfig", "acceleratorOverride"), overrideOnRuntimeDetail("engine")),
+			field.Forbidden(spec.Child("decoderConfig", "acceleratorOverride"), overrideOnRuntimeDetail("decoder")),
+		}},
 		{name: "both kinds, in field order", spec: v1beta1.ServingRuntimeSpec{
 			EngineConfig: &v1beta1.EngineSpec{Runner: runner([]string{"{{.Name"}, env("A", "1"), env("A", "2"))},
 		}, want: field.ErrorList{
@@ -70,4 +77,8 @@ func TestValidateServingRuntimeSpec(t *testing.T) {
 func duplicateEnv(envPath *field.Path, i, first int, name string) *field.Error {
 	return &field.Error{Type: field.ErrorTypeDuplicate, Field: envPath.Index(i).Child("name").String(), BadValue: name,
 		Detail: "also " + envPath.Index(first).Child("name").String() + "; only the last definition would reach the pod, so remove one"}
+}
+
+func overrideOnRuntimeDetail(component string) string {
+	return "acceleratorOverride chooses one InferenceService's class (spec." + component + ".acceleratorOverride) and is not read on a runtime; state what the runtime needs in spec.acceleratorRequirements, or per class in acceleratorConfigurations"
 }
