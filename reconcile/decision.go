@@ -17,8 +17,11 @@ import (
 type decision struct {
 	runtimeKind, runtimeName string
 	runtime                  *v1beta1.ServingRuntimeSpec
-	class                    *v1beta1.AcceleratorClass
-	profiles                 map[string]*v1beta1.ClusterEngineRuntimeProfile
+	class                    *v1beta1.AcceleratorClass // the engine's (and the router's input, unused there)
+	// decoderClass is the decoder's own pinned class
+	// (ome.io/resolved-decoder-accelerator-class); nil: the engine's.
+	decoderClass *v1beta1.AcceleratorClass
+	profiles     map[string]*v1beta1.ClusterEngineRuntimeProfile
 	// disabled is set when the pinned runtime was disabled after the pin:
 	// the webhook still completes pods from it, so groups are managed, but
 	// the service is Degraded until someone decides.
@@ -84,6 +87,13 @@ func (c *Controller) resolve(isvc *v1beta1.InferenceService) (*decision, *unreso
 		}
 		d.class = ac
 	}
+	if cls := isvc.Annotations[v1beta1.AnnotationResolvedDecoderAcceleratorClass]; cls != "" {
+		ac, err := c.classes.Get(cls)
+		if err != nil {
+			return nil, missing(err, ReasonClassMissing, "pinned decoder AcceleratorClass "+cls, name)
+		}
+		d.decoderClass = ac
+	}
 	profiles, err := c.profiles.List(labels.Everything())
 	if err != nil {
 		return nil, &unresolved{ReasonCacheUnavailable, "listing ClusterEngineRuntimeProfiles: " + err.Error()}
@@ -102,15 +112,22 @@ func missing(err error, reason, what, svc string) *unresolved {
 	return &unresolved{ReasonCacheUnavailable, fmt.Sprintf("InferenceService %s: reading %s: %v", svc, what, err)}
 }
 
-// input is the merge input of one component, as the pod webhook builds it.
+// input is the merge input of one component, as the pod webhook builds it:
+// the component's view of the service (its acceleratorOverride in place of
+// spec.acceleratorSelector) and its class (the decoder's own pin, else the
+// engine's).
 func (d *decision) input(isvc *v1beta1.InferenceService, component string) merge.Input {
+	class := d.class
+	if component == v1beta1.ComponentDecoder && d.decoderClass != nil {
+		class = d.decoderClass
+	}
 	return merge.Input{
-		Service:          isvc,
+		Service:          isvc.ForComponent(component),
 		Component:        component,
 		RuntimeKind:      d.runtimeKind,
 		RuntimeName:      d.runtimeName,
 		Runtime:          d.runtime,
-		AcceleratorClass: d.class,
+		AcceleratorClass: class,
 		Profiles:         d.profiles,
 	}
 }

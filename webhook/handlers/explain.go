@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,35 +25,62 @@ const maxDecisionAnnotation = 8 << 10
 // exampleLength bounds the loser quoted in the summary warning.
 const exampleLength = 200
 
-// headline says what was chosen: runtime, class, protocol and model.
-func headline(d *selection.Decision) string {
+// headline says what was chosen: runtime, class (the decoder's too when
+// it has its own), protocol and model.
+func headline(c *choice) string {
 	var b strings.Builder
 	b.WriteString("runtime ")
-	b.WriteString(d.RuntimeRef())
-	if d.Runtime.AutoSelected {
+	b.WriteString(c.RuntimeRef())
+	if c.Runtime.AutoSelected {
 		b.WriteString(" (auto-selected)")
 	}
-	if c := d.AcceleratorClassName(); c != "" {
-		b.WriteString(", AcceleratorClass ")
-		b.WriteString(c)
-		if d.AcceleratorAvailable {
-			b.WriteString(" (has room now)")
-		} else {
-			b.WriteString(" (no room now)")
-		}
-	} else {
-		b.WriteString(", no AcceleratorClass")
+	writeClass(&b, ", ", c.Decision)
+	if c.decoder != nil {
+		writeClass(&b, ", decoder on ", c.decoder)
 	}
-	fmt.Fprintf(&b, ", protocol %s, model %s", d.Protocol, d.Model.Ref())
+	fmt.Fprintf(&b, ", protocol %s, model %s", c.Protocol, c.Model.Ref())
 	return b.String()
 }
 
+func writeClass(b *strings.Builder, prefix string, d *selection.Decision) {
+	b.WriteString(prefix)
+	c := d.AcceleratorClassName()
+	if c == "" {
+		b.WriteString("no AcceleratorClass")
+		return
+	}
+	b.WriteString("AcceleratorClass ")
+	b.WriteString(c)
+	if d.AcceleratorAvailable {
+		b.WriteString(" (has room now)")
+	} else {
+		b.WriteString(" (no room now)")
+	}
+}
+
+// explanation is the engine's explanation lines, then the decoder's class
+// lines, marked "decoder: ".
+func explanation(c *choice) []string {
+	if c.decoder == nil {
+		return c.Explanation
+	}
+	lines := slices.Clone(c.Explanation)
+	for _, l := range c.decoder.Explanation {
+		if strings.HasPrefix(l, "AcceleratorClass/") {
+			lines = append(lines, decoderLine+l)
+		}
+	}
+	return lines
+}
+
+const decoderLine = "decoder: "
+
 // decisionText is the annotation: the headline, then every explanation
 // line, cut before maxDecisionAnnotation with a count of what was left out.
-func decisionText(d *selection.Decision) string {
+func decisionText(c *choice) string {
 	var b strings.Builder
-	b.WriteString(headline(d))
-	lines := d.Explanation
+	b.WriteString(headline(c))
+	lines := explanation(c)
 	for i, l := range lines {
 		more := "\n… and " + strconv.Itoa(len(lines)-i) + " more line(s)"
 		need := b.Len() + 1 + len(l)
@@ -71,9 +99,9 @@ func decisionText(d *selection.Decision) string {
 
 // summary is the one-line warning of a decision: what won, how many
 // runtimes and classes lost with one example each, and where the rest is.
-func summary(d *selection.Decision) string {
+func summary(c *choice) string {
 	var runtimes, classes []string
-	for _, l := range d.Explanation {
+	for _, l := range c.Explanation {
 		if strings.HasPrefix(l, "AcceleratorClass/") {
 			classes = append(classes, l)
 		} else {
@@ -81,10 +109,17 @@ func summary(d *selection.Decision) string {
 		}
 	}
 	class := "no AcceleratorClass"
-	if c := d.AcceleratorClassName(); c != "" {
-		class = "AcceleratorClass " + c
+	if n := c.AcceleratorClassName(); n != "" {
+		class = "AcceleratorClass " + n
 	}
-	parts := []string{fmt.Sprintf("berth chose runtime %s for %s (protocol %s), %s", d.RuntimeRef(), d.Model.Ref(), d.Protocol, class)}
+	if c.decoder != nil {
+		dc := "no AcceleratorClass"
+		if n := c.decoderClassName(); n != "" {
+			dc = "AcceleratorClass " + n
+		}
+		class += ", decoder on " + dc
+	}
+	parts := []string{fmt.Sprintf("berth chose runtime %s for %s (protocol %s), %s", c.RuntimeRef(), c.Model.Ref(), c.Protocol, class)}
 	if len(runtimes) > 0 {
 		parts = append(parts, fmt.Sprintf("%d other %s ranked lower, e.g. %s", len(runtimes), plural(len(runtimes), "runtime", "runtimes"), cut(runtimes[0])))
 	}

@@ -7,7 +7,6 @@ import (
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
-	"github.com/berthdev/berth/selection"
 )
 
 // composeErrors composes every pod the reconciler would create for the
@@ -17,16 +16,17 @@ import (
 // here (a template key the service lacks, in the runtime's fields or the
 // service's own, a profile that does not exist) would otherwise fail only
 // when the pods are admitted, after the service was accepted. Each error
-// appears once.
-func (h *InferenceServices) composeErrors(isvc *v1beta1.InferenceService, d *selection.Decision) []string {
+// appears once. Each component is composed with its own class and view of
+// the service (see choice).
+func (h *InferenceServices) composeErrors(isvc *v1beta1.InferenceService, d *choice) []string {
 	profiles := profileMap(h.Profiles)
 	var out []string
 	for _, t := range merge.Topology(isvc, d.Runtime.Spec) {
 		for _, g := range canonicalRoles(isvc, t) {
 			in := merge.Input{
-				Service: isvc, Component: t.Component,
+				Service: isvc.ForComponent(t.Component), Component: t.Component,
 				RuntimeKind: d.Runtime.Kind, RuntimeName: d.Runtime.Name, Runtime: d.Runtime.Spec,
-				AcceleratorClass: d.AcceleratorClass, Profiles: profiles, Group: g,
+				AcceleratorClass: d.classFor(t.Component), Profiles: profiles, Group: g,
 			}
 			if err := merge.ComposePod(in, merge.SkeletonPod(isvc, t.Component, g)); err != nil {
 				msg := fmt.Sprintf("%s: %v", t.Component, err)

@@ -38,8 +38,8 @@ type InferenceServices struct {
 var DefaultRetry = []time.Duration{150 * time.Millisecond, 600 * time.Millisecond}
 
 // selectSettled selects, retrying after each wait in h.Retry while it fails.
-func (h *InferenceServices) selectSettled(ctx context.Context, isvc *v1beta1.InferenceService) (*selection.Decision, error) {
-	d, err := h.Index.Select(isvc)
+func (h *InferenceServices) selectSettled(ctx context.Context, isvc *v1beta1.InferenceService) (*choice, error) {
+	d, err := h.selectOnce(isvc)
 	for _, wait := range h.Retry {
 		if err == nil {
 			break
@@ -49,7 +49,7 @@ func (h *InferenceServices) selectSettled(ctx context.Context, isvc *v1beta1.Inf
 			return nil, err
 		case <-time.After(wait):
 		}
-		d, err = h.Index.Select(isvc)
+		d, err = h.selectOnce(isvc)
 	}
 	return d, err
 }
@@ -135,12 +135,12 @@ func (h *InferenceServices) kserveProtocol(isvc, old *v1beta1.InferenceService) 
 		}
 		return nil
 	}
-	if _, err := h.Index.Select(isvc); err == nil {
+	if _, err := h.selectOnce(isvc); err == nil {
 		return nil
 	}
 	probe := isvc.DeepCopy()
 	probe.Spec.ProtocolVersion = nil
-	if _, err := h.Index.Select(probe); err != nil {
+	if _, err := h.selectOnce(probe); err != nil {
 		return nil // the validating handler explains the failure with KServe's protocol
 	}
 	was := *isvc.Spec.ProtocolVersion
@@ -223,7 +223,7 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 		// selection errors name the service, what was asked and every candidate.
 		return admission.Denied(http.StatusUnprocessableEntity, err.Error())
 	}
-	if errs := validateLifecycle(&isvc, d); len(errs) > 0 {
+	if errs := validateLifecycle(&isvc, d.Decision); len(errs) > 0 {
 		return admission.Invalid("InferenceService", isvc.Name, errs)
 	}
 	errs, warnings := h.composeErrors(&isvc, d), []string(nil)
@@ -246,18 +246,17 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 // the update did not touch (same pin, same inputs as the stored object)
 // and that no longer passes is read as it is: the mutating handler warned,
 // and the update did not introduce the problem.
-func (h *InferenceServices) resolve(ctx context.Context, isvc, old *v1beta1.InferenceService) (*selection.Decision, error) {
+func (h *InferenceServices) resolve(ctx context.Context, isvc, old *v1beta1.InferenceService) (*choice, error) {
 	cur := pinOf(isvc)
 	if cur.runtime == "" {
 		return h.selectSettled(ctx, isvc)
 	}
-	d, err := h.verifyPin(isvc, cur)
+	c, err := h.verifyPin(isvc, cur)
 	if err == nil {
-		return d, nil
+		return c, nil
 	}
 	if old != nil && cur == pinOf(old) && inputDigest(isvc) == inputDigest(old) {
-		kind, name, _ := strings.Cut(cur.runtime, "/")
-		return h.Index.Resolve(isvc, kind, name, cur.class)
+		return h.resolvePinned(isvc, cur)
 	}
 	return nil, err
 }

@@ -6,23 +6,27 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/selection"
 )
 
-// pinned is the decision a service's annotations pin.
-type pinned struct{ runtime, class string }
+// pinned is the decision a service's annotations pin: the runtime, the
+// engine's class and the decoder's own class ("" when it runs on the
+// engine's).
+type pinned struct{ runtime, class, decoder string }
 
 func pinOf(isvc *v1beta1.InferenceService) pinned {
-	return pinned{isvc.Annotations[v1beta1.AnnotationResolvedRuntime], isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass]}
+	return pinned{isvc.Annotations[v1beta1.AnnotationResolvedRuntime], isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass],
+		isvc.Annotations[v1beta1.AnnotationResolvedDecoderAcceleratorClass]}
 }
 
 // berthAnnotations are written by berth only: whatever a request carries
 // there is decided again or checked.
 var berthAnnotations = []string{
-	v1beta1.AnnotationResolvedRuntime, v1beta1.AnnotationResolvedAcceleratorClass,
+	v1beta1.AnnotationResolvedRuntime, v1beta1.AnnotationResolvedAcceleratorClass, v1beta1.AnnotationResolvedDecoderAcceleratorClass,
 	v1beta1.AnnotationResolvedInputs, AnnotationDecision,
 }
 
@@ -38,9 +42,10 @@ func clearPin(isvc *v1beta1.InferenceService) {
 //   - CREATE: berth decides, whatever resolved-* annotations arrive; the
 //     input digest is computable from public fields, so a pin plus a
 //     matching digest proves nothing.
-//   - UPDATE that edits the pin: honoured only if the new runtime and class
-//     pass every check selection applies to an explicit choice; the
-//     decision is then explained again. A pin that fails is left for the
+//   - UPDATE that edits the pin (runtime, class or the decoder's class):
+//     honoured only if the new runtime and classes pass every check
+//     selection applies to an explicit choice; the decision is then
+//     explained again. A pin that fails is left for the
 //     validating handler, which denies with the reason.
 //   - UPDATE that keeps the pin and every input (compared with the stored
 //     object, not with the digest annotation): the pin holds, so a newly
@@ -55,53 +60,79 @@ func (h *InferenceServices) pin(ctx context.Context, isvc, old *v1beta1.Inferenc
 		clearPin(isvc)
 	case cur.runtime == "":
 	case cur != pinOf(old):
-		d, err := h.verifyPin(isvc, cur)
+		c, err := h.verifyPin(isvc, cur)
 		if err != nil {
 			return nil
 		}
-		record(isvc, d, digest)
-		note := fmt.Sprintf("annotation %s was changed to %s; it passes every compatibility check, so berth keeps it", v1beta1.AnnotationResolvedRuntime, cur.runtime)
-		return append([]string{note}, decisionWarnings(d)...)
+		record(isvc, c, digest)
+		return append([]string{editedNote(cur, pinOf(old))}, decisionWarnings(c)...)
 	case digest == inputDigest(old):
 		if warnings, held := h.hold(isvc, old, cur, digest); held {
 			return warnings
 		}
-		return append([]string{fmt.Sprintf("the pinned runtime %s or AcceleratorClass %q no longer exists; berth decided again", cur.runtime, cur.class)}, h.decide(ctx, isvc, digest)...)
+		gone := fmt.Sprintf("the pinned runtime %s or AcceleratorClass %q no longer exists; berth decided again", cur.runtime, cur.class)
+		if cur.decoder != "" {
+			gone = fmt.Sprintf("the pinned runtime %s, AcceleratorClass %q or decoder AcceleratorClass %q no longer exists; berth decided again", cur.runtime, cur.class, cur.decoder)
+		}
+		return append([]string{gone}, h.decide(ctx, isvc, digest)...)
 	}
 	return h.decide(ctx, isvc, digest)
+}
+
+// editedNote says which pin annotations an UPDATE changed and that berth
+// keeps them.
+func editedNote(cur, old pinned) string {
+	var changed []string
+	for _, a := range []struct{ key, now, was string }{
+		{v1beta1.AnnotationResolvedRuntime, cur.runtime, old.runtime},
+		{v1beta1.AnnotationResolvedAcceleratorClass, cur.class, old.class},
+		{v1beta1.AnnotationResolvedDecoderAcceleratorClass, cur.decoder, old.decoder},
+	} {
+		if a.now != a.was {
+			changed = append(changed, fmt.Sprintf("annotation %s was changed to %s", a.key, a.now))
+		}
+	}
+	return strings.Join(changed, ", ") + "; it passes every compatibility check, so berth keeps it"
 }
 
 // decide selects and records the decision; on failure it leaves no pin
 // (the validating handler denies with the reason).
 func (h *InferenceServices) decide(ctx context.Context, isvc *v1beta1.InferenceService, digest string) []string {
-	d, err := h.selectSettled(ctx, isvc)
+	c, err := h.selectSettled(ctx, isvc)
 	if err != nil {
 		clearPin(isvc)
 		return nil
 	}
-	record(isvc, d, digest)
-	return decisionWarnings(d)
+	record(isvc, c, digest)
+	return decisionWarnings(c)
 }
 
 // decisionWarnings are selection's warnings and the summary, which says
-// what selection's "runtime X was auto-selected for M" says and more.
-func decisionWarnings(d *selection.Decision) []string {
-	auto := "runtime " + d.RuntimeRef() + " was auto-selected for " + d.Model.Ref()
-	out := make([]string, 0, len(d.Warnings)+1)
-	for _, w := range d.Warnings {
+// what selection's "runtime X was auto-selected for M" says and more. The
+// decoder's own warnings follow, marked, unless the engine's say the same.
+func decisionWarnings(c *choice) []string {
+	auto := "runtime " + c.RuntimeRef() + " was auto-selected for " + c.Model.Ref()
+	out := make([]string, 0, len(c.Warnings)+1)
+	for _, w := range c.Warnings {
 		if w != auto {
 			out = append(out, w)
 		}
 	}
-	return append(out, summary(d))
+	if c.decoder != nil {
+		for _, w := range c.decoder.Warnings {
+			if !slices.Contains(c.Warnings, w) {
+				out = append(out, "decoder: "+w)
+			}
+		}
+	}
+	return append(out, summary(c))
 }
 
 // hold keeps an unchanged pin: the digest is refreshed and the decision
 // annotation restored from the stored object. held is false when the
 // pinned runtime or class no longer exists.
 func (h *InferenceServices) hold(isvc, old *v1beta1.InferenceService, p pinned, digest string) (warnings []string, held bool) {
-	kind, name, _ := strings.Cut(p.runtime, "/")
-	if _, err := h.Index.Resolve(isvc, kind, name, p.class); err != nil {
+	if _, err := h.resolvePinned(isvc, p); err != nil {
 		return nil, false
 	}
 	isvc.Annotations[v1beta1.AnnotationResolvedInputs] = digest
@@ -116,19 +147,26 @@ func (h *InferenceServices) hold(isvc, old *v1beta1.InferenceService, p pinned, 
 	return nil, true
 }
 
-// record writes the decision into the annotations.
-func record(isvc *v1beta1.InferenceService, d *selection.Decision, digest string) {
+// record writes the decision into the annotations. The decoder's class is
+// pinned whenever the decoder has a decision of its own, even when it
+// equals the engine's: an absent decoder pin means "the engine's class".
+func record(isvc *v1beta1.InferenceService, c *choice, digest string) {
 	if isvc.Annotations == nil {
 		isvc.Annotations = map[string]string{}
 	}
-	isvc.Annotations[v1beta1.AnnotationResolvedRuntime] = d.RuntimeRef()
-	if c := d.AcceleratorClassName(); c != "" {
-		isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass] = c
-	} else {
-		delete(isvc.Annotations, v1beta1.AnnotationResolvedAcceleratorClass)
-	}
+	isvc.Annotations[v1beta1.AnnotationResolvedRuntime] = c.RuntimeRef()
+	setOrDelete(isvc.Annotations, v1beta1.AnnotationResolvedAcceleratorClass, c.AcceleratorClassName())
+	setOrDelete(isvc.Annotations, v1beta1.AnnotationResolvedDecoderAcceleratorClass, c.decoderClassName())
 	isvc.Annotations[v1beta1.AnnotationResolvedInputs] = digest
-	isvc.Annotations[AnnotationDecision] = decisionText(d)
+	isvc.Annotations[AnnotationDecision] = decisionText(c)
+}
+
+func setOrDelete(m map[string]string, k, v string) {
+	if v == "" {
+		delete(m, k)
+	} else {
+		m[k] = v
+	}
 }
 
 // verifyPin checks a pin as selection checks an explicit choice: the
@@ -137,11 +175,33 @@ func record(isvc *v1beta1.InferenceService, d *selection.Decision, digest string
 // ome.io/accelerator-class annotation (supported by the runtime, meets the
 // required capabilities). A pin that contradicts what the user named
 // explicitly fails too, as does one without a class when selection would
-// choose one.
+// choose one. The decoder's pin is checked the same way under the pinned
+// runtime; when the decoder has a class of its own and no pin (removed on
+// UPDATE), its class is selected again.
 //
 // selection has no "check this pair" entry point, so this runs Select on a
 // copy with both forced and rewrites the messages to name the annotations.
-func (h *InferenceServices) verifyPin(isvc *v1beta1.InferenceService, p pinned) (*selection.Decision, error) {
+func (h *InferenceServices) verifyPin(isvc *v1beta1.InferenceService, p pinned) (*choice, error) {
+	d, err := h.verifyEnginePin(isvc, p)
+	if err != nil {
+		return nil, err
+	}
+	c := &choice{Decision: d}
+	if p.decoder == "" && !ownDecoderClass(isvc, d.Runtime.Spec) {
+		return c, nil
+	}
+	if isvc.Spec.Decoder == nil && d.Runtime.Spec.DecoderConfig == nil {
+		return nil, fmt.Errorf("InferenceService %s/%s: annotation %s=%q pins a decoder class, but neither the service nor %s has a decoder; remove the annotation",
+			isvc.Namespace, isvc.Name, v1beta1.AnnotationResolvedDecoderAcceleratorClass, p.decoder, d.RuntimeRef())
+	}
+	if c.decoder, err = h.decoderDecision(isvc, d, p.decoder); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// verifyEnginePin checks the runtime and the engine's class of a pin.
+func (h *InferenceServices) verifyEnginePin(isvc *v1beta1.InferenceService, p pinned) (*selection.Decision, error) {
 	svc := "InferenceService " + isvc.Namespace + "/" + isvc.Name
 	kind, name, ok := strings.Cut(p.runtime, "/")
 	if !ok || (kind != selection.KindServingRuntime && kind != selection.KindClusterServingRuntime) || name == "" {
@@ -150,10 +210,11 @@ func (h *InferenceServices) verifyPin(isvc *v1beta1.InferenceService, p pinned) 
 	if r := isvc.Spec.Runtime; r != nil && r.Name != "" && (r.Name != name || (r.Kind != nil && *r.Kind != kind)) {
 		return nil, fmt.Errorf("%s: annotation %s=%s contradicts spec.runtime (%s); remove the annotation and berth resolves the runtime again", svc, v1beta1.AnnotationResolvedRuntime, p.runtime, r.Name)
 	}
-	if a := strings.TrimSpace(isvc.Annotations[v1beta1.AnnotationAcceleratorClass]); a != "" && a != p.class {
+	view, field := classView(isvc, v1beta1.ComponentEngine)
+	if a := strings.TrimSpace(view.Annotations[v1beta1.AnnotationAcceleratorClass]); a != "" && a != p.class {
 		return nil, fmt.Errorf("%s: annotation %s=%q contradicts annotation %s=%q; remove the first and berth resolves the class again", svc, v1beta1.AnnotationResolvedAcceleratorClass, p.class, v1beta1.AnnotationAcceleratorClass, a)
 	}
-	probe := isvc.DeepCopy()
+	probe := view.DeepCopy()
 	probe.Spec.Runtime = &v1beta1.ServingRuntimeRef{Name: name, Kind: &kind}
 	if p.class != "" {
 		if probe.Annotations == nil {
@@ -163,12 +224,13 @@ func (h *InferenceServices) verifyPin(isvc *v1beta1.InferenceService, p pinned) 
 	}
 	d, err := h.Index.Select(probe)
 	if err != nil {
-		return nil, pinError(err)
+		return nil, pinError(renameSelector(err, field))
 	}
+	renameInDecision(d, field)
 	if got := d.AcceleratorClassName(); got != p.class {
 		return nil, fmt.Errorf("%s: the pin names no AcceleratorClass, but %s needs one for this service (berth would choose %s); remove annotation %s and berth decides again", svc, p.runtime, got, v1beta1.AnnotationResolvedRuntime)
 	}
-	if p.class != "" && isvc.Annotations[v1beta1.AnnotationAcceleratorClass] == "" {
+	if p.class != "" && view.Annotations[v1beta1.AnnotationAcceleratorClass] == "" {
 		for i, l := range d.Explanation { // the pin chose the class, not the user's annotation
 			d.Explanation[i] = pinWords.Replace(l)
 		}
@@ -190,6 +252,8 @@ var pinWords = strings.NewReplacer(
 // in an annotation for reference; berth compares digests it computes from
 // the stored and the new object, never the annotation.
 func inputDigest(isvc *v1beta1.InferenceService) string {
+	// The overrides are omitted when unset, so that a service without them
+	// keeps the digest it had before they existed.
 	in := struct {
 		Model    *v1beta1.ModelRef
 		Runtime  *v1beta1.ServingRuntimeRef
@@ -198,11 +262,15 @@ func inputDigest(isvc *v1beta1.InferenceService) string {
 		Format   *v1beta1.ModelFormat
 		Class    string
 		Strategy string
+		Engine   *v1beta1.AcceleratorSelector `json:",omitempty"`
+		Decoder  *v1beta1.AcceleratorSelector `json:",omitempty"`
 	}{
 		Model: isvc.Spec.Model, Runtime: isvc.Spec.Runtime, Selector: isvc.Spec.AcceleratorSelector,
 		Protocol: isvc.Spec.ProtocolVersion,
 		Class:    isvc.Annotations[v1beta1.AnnotationAcceleratorClass],
 		Strategy: isvc.Annotations[v1beta1.AnnotationSelectionStrategy],
+		Engine:   isvc.Spec.AcceleratorOverrideOf(v1beta1.ComponentEngine),
+		Decoder:  isvc.Spec.AcceleratorOverrideOf(v1beta1.ComponentDecoder),
 	}
 	if p := isvc.Spec.Predictor; p != nil && p.Model != nil {
 		in.Format = &p.Model.ModelFormat

@@ -131,10 +131,6 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	if !ok {
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the service has no resolved runtime (annotation %s); it was admitted without berth's webhook or its pin was removed — re-apply the InferenceService so berth resolves it", who, v1beta1.AnnotationResolvedRuntime))
 	}
-	d, err := h.Index.Resolve(isvc, kind, name, isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass])
-	if err != nil {
-		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the pinned decision no longer resolves: %v", who, err))
-	}
 	component := pod.Labels[v1beta1.LabelComponent]
 	if component == "" {
 		component = v1beta1.ComponentEngine
@@ -144,12 +140,16 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	default:
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: label %s=%q is not engine, decoder or router", who, v1beta1.LabelComponent, component))
 	}
+	d, err := h.resolve(isvc, kind, name, component)
+	if err != nil {
+		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the pinned decision no longer resolves: %v", who, err))
+	}
 	group, err := merge.GroupIdentityFromPod(&pod)
 	if err != nil {
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
 	}
 	in := merge.Input{
-		Service:          isvc,
+		Service:          isvc.ForComponent(component),
 		Component:        component,
 		RuntimeKind:      d.Runtime.Kind,
 		RuntimeName:      d.Runtime.Name,
@@ -182,6 +182,22 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))
 	}
 	return admission.Patched(p)
+}
+
+// resolve reads the pinned decision a component's pods are composed from:
+// the runtime and, for decoder pods, the decoder's class when it has its
+// own pin (ome.io/resolved-decoder-accelerator-class), else the engine's.
+func (h *Pods) resolve(isvc *v1beta1.InferenceService, kind, name, component string) (*selection.Decision, error) {
+	if component == v1beta1.ComponentDecoder {
+		if class := isvc.Annotations[v1beta1.AnnotationResolvedDecoderAcceleratorClass]; class != "" {
+			d, err := h.Index.Resolve(isvc, kind, name, class)
+			if err != nil {
+				return nil, decoderPinMissing(err)
+			}
+			return d, nil
+		}
+	}
+	return h.Index.Resolve(isvc, kind, name, isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass])
 }
 
 func (h *Pods) service(ctx context.Context, ns, name string) (*v1beta1.InferenceService, error) {

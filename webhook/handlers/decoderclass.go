@@ -1,0 +1,182 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/selection"
+)
+
+// Engine and decoder may run on different AcceleratorClasses (seed 002:
+// "Engine and Decoder can have different AcceleratorClass selections").
+//
+//   - The engine's class is chosen as for any service, except that
+//     spec.engine.acceleratorOverride, when set, stands in for
+//     spec.acceleratorSelector and the ome.io/accelerator-class and
+//     ome.io/selection-strategy annotations: the most specific setting wins.
+//   - The decoder has a class of its own when the service runs a decoder and
+//     either component has an override. Selection then runs again with the
+//     engine's runtime forced and the decoder's view of the service: its
+//     override, else the service's selector and annotations. The class is
+//     pinned in ome.io/resolved-decoder-accelerator-class.
+//   - Otherwise the decoder runs on the engine's class, as before.
+//
+// selection (which reads one selector per service) is not changed: berth
+// asks it twice, with a different view of the service each time.
+
+// choice is the decision for every component.
+type choice struct {
+	// The engine's decision: model, runtime and the engine's class.
+	*selection.Decision
+	// decoder is the decoder's class decision (same model and runtime);
+	// nil when the decoder runs on the engine's class.
+	decoder *selection.Decision
+}
+
+// classFor is the class a component's pods are composed with.
+func (c *choice) classFor(component string) *v1beta1.AcceleratorClass {
+	if component == v1beta1.ComponentDecoder && c.decoder != nil {
+		return c.decoder.AcceleratorClass
+	}
+	return c.AcceleratorClass
+}
+
+// decoderClassName is the decoder's own class, "" when it has none.
+func (c *choice) decoderClassName() string {
+	if c.decoder == nil {
+		return ""
+	}
+	return c.decoder.AcceleratorClassName()
+}
+
+// classView is the service as selection sees it when choosing a
+// component's class, and the field of the component's override ("" when
+// it has none, and the view is the service itself).
+func classView(isvc *v1beta1.InferenceService, component string) (*v1beta1.InferenceService, string) {
+	o := isvc.Spec.AcceleratorOverrideOf(component)
+	if o == nil {
+		return isvc, ""
+	}
+	v := isvc.DeepCopy()
+	v.Spec.AcceleratorSelector = o.DeepCopy()
+	delete(v.Annotations, v1beta1.AnnotationAcceleratorClass)
+	delete(v.Annotations, v1beta1.AnnotationSelectionStrategy)
+	return v, "spec." + component + ".acceleratorOverride"
+}
+
+// ownDecoderClass says whether the decoder's class is selected on its own:
+// the service runs a decoder, and an override sets it apart from the engine.
+func ownDecoderClass(isvc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec) bool {
+	if isvc.Spec.Decoder == nil && (rt == nil || rt.DecoderConfig == nil) {
+		return false
+	}
+	return isvc.Spec.AcceleratorOverrideOf(v1beta1.ComponentDecoder) != nil || isvc.Spec.AcceleratorOverrideOf(v1beta1.ComponentEngine) != nil
+}
+
+// selectOnce selects the engine's decision and, when the decoder has a
+// class of its own, the decoder's.
+func (h *InferenceServices) selectOnce(isvc *v1beta1.InferenceService) (*choice, error) {
+	view, field := classView(isvc, v1beta1.ComponentEngine)
+	d, err := h.Index.Select(view)
+	if err != nil {
+		return nil, renameSelector(err, field)
+	}
+	renameInDecision(d, field)
+	c := &choice{Decision: d}
+	if ownDecoderClass(isvc, d.Runtime.Spec) {
+		if c.decoder, err = h.decoderDecision(isvc, d, ""); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// decoderDecision selects the decoder's class under the engine's runtime,
+// or, with class set, checks that class as selection checks an explicit
+// choice (a pinned decoder class).
+func (h *InferenceServices) decoderDecision(isvc *v1beta1.InferenceService, engine *selection.Decision, class string) (*selection.Decision, error) {
+	view, field := classView(isvc, v1beta1.ComponentDecoder)
+	if a := strings.TrimSpace(view.Annotations[v1beta1.AnnotationAcceleratorClass]); class != "" && a != "" && a != class {
+		return nil, fmt.Errorf("InferenceService %s/%s: annotation %s=%q contradicts annotation %s=%q, which chooses the decoder's class too; remove the first and berth resolves the decoder's class again",
+			isvc.Namespace, isvc.Name, v1beta1.AnnotationResolvedDecoderAcceleratorClass, class, v1beta1.AnnotationAcceleratorClass, a)
+	}
+	probe := view.DeepCopy()
+	kind := engine.Runtime.Kind
+	probe.Spec.Runtime = &v1beta1.ServingRuntimeRef{Name: engine.Runtime.Name, Kind: &kind}
+	if class != "" {
+		if probe.Annotations == nil {
+			probe.Annotations = map[string]string{}
+		}
+		probe.Annotations[v1beta1.AnnotationAcceleratorClass] = class
+	}
+	d, err := h.Index.Select(probe)
+	if err != nil {
+		err = renameSelector(err, field)
+		if class != "" {
+			err = decoderPinWords(err)
+		}
+		svc := "InferenceService " + isvc.Namespace + "/" + isvc.Name + ": "
+		return nil, fmt.Errorf("%sthe decoder's AcceleratorClass, under runtime %s: %s", svc, engine.RuntimeRef(), strings.TrimPrefix(err.Error(), svc))
+	}
+	renameInDecision(d, field)
+	if class != "" && view.Annotations[v1beta1.AnnotationAcceleratorClass] == "" {
+		for i, l := range d.Explanation { // the pin chose the class, not the user's annotation
+			d.Explanation[i] = strings.ReplaceAll(l, "annotation "+v1beta1.AnnotationAcceleratorClass, "annotation "+v1beta1.AnnotationResolvedDecoderAcceleratorClass)
+		}
+	}
+	return d, nil
+}
+
+// renameSelector rewrites selection's words about spec.acceleratorSelector
+// to name the override the view put there.
+func renameSelector(err error, field string) error {
+	if field == "" {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), "spec.acceleratorSelector", field))
+}
+
+// renameInDecision does the same for a decision's explanation and warnings.
+func renameInDecision(d *selection.Decision, field string) {
+	if field == "" {
+		return
+	}
+	for _, lines := range [][]string{d.Explanation, d.Warnings} {
+		for i, l := range lines {
+			lines[i] = strings.ReplaceAll(l, "spec.acceleratorSelector", field)
+		}
+	}
+}
+
+// decoderPinWords rewords selection's messages about the class annotation
+// the probe set to name the decoder's pin.
+func decoderPinWords(err error) error {
+	return errors.New(strings.ReplaceAll(err.Error(), "annotation "+v1beta1.AnnotationAcceleratorClass, "annotation "+v1beta1.AnnotationResolvedDecoderAcceleratorClass))
+}
+
+// resolvePinned re-reads a pin without checking it (Index.Resolve): the
+// engine's runtime and class and the decoder's class when pinned.
+func (h *InferenceServices) resolvePinned(isvc *v1beta1.InferenceService, p pinned) (*choice, error) {
+	kind, name, _ := strings.Cut(p.runtime, "/")
+	d, err := h.Index.Resolve(isvc, kind, name, p.class)
+	if err != nil {
+		return nil, err
+	}
+	c := &choice{Decision: d}
+	if p.decoder != "" {
+		if c.decoder, err = h.Index.Resolve(isvc, kind, name, p.decoder); err != nil {
+			return nil, decoderPinMissing(err)
+		}
+	}
+	return c, nil
+}
+
+// decoderPinMissing rewords Resolve's "pinned AcceleratorClass is gone"
+// for the decoder's pin.
+func decoderPinMissing(err error) error {
+	r := strings.NewReplacer("pinned AcceleratorClass", "pinned decoder AcceleratorClass",
+		"annotation "+v1beta1.AnnotationResolvedAcceleratorClass, "annotation "+v1beta1.AnnotationResolvedDecoderAcceleratorClass)
+	return errors.New(r.Replace(err.Error()))
+}
