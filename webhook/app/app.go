@@ -92,9 +92,10 @@ func LiveFrom(berth versioned.Interface) Live {
 	}
 }
 
-// Routes returns the admission routes over a cache.
-func Routes(c *cache.Cache, live Live) []server.Route {
-	isvc := &handlers.InferenceServices{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry}
+// Routes returns the admission routes over a cache; obs (may be nil)
+// counts selection's decisions and denials.
+func Routes(c *cache.Cache, live Live, obs handlers.DecisionObserver) []server.Route {
+	isvc := &handlers.InferenceServices{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry, Observer: obs}
 	runtimes := &handlers.Runtimes{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry, Live: live.Runtimes}
 	pods := &handlers.Pods{Index: c.Index, Services: c.InferenceService, Profiles: c.Profiles, Live: live.Service}
 	return []server.Route{
@@ -161,7 +162,7 @@ func Run(ctx context.Context, cfg Config) error {
 	c.Start(ctx)
 	go reportCacheSizes(ctx, c, m)
 
-	router := server.Router(Routes(c, LiveFrom(berth)), c.Synced, m, log)
+	router := server.Router(Routes(c, LiveFrom(berth), m), c.Synced, m, log)
 	srv := server.New(cfg.ListenAddress, router, reloader.TLSConfig(), cfg.ProbeAddress, server.ProbeRouter(c.Synced, m))
 	ln, err := net.Listen("tcp", cfg.ListenAddress)
 	if err != nil {

@@ -32,10 +32,22 @@ type InferenceServices struct {
 	// the first yet. Failures are rare, so waiting a little on that path
 	// costs nothing on the common one. Nil: no retry (unit tests).
 	Retry []time.Duration
+	// Observer, when set, counts decisions and denials (metrics).
+	Observer DecisionObserver
 }
 
 // DefaultRetry fits in the webhook's 5 s timeout with room for both handlers.
 var DefaultRetry = []time.Duration{150 * time.Millisecond, 600 * time.Millisecond}
+
+// DecisionObserver counts selection's outcomes (issue 10 item 11); the
+// webhook's Prometheus metrics implement it. Decided is called by the
+// mutating handler for each decision berth makes (not for a pin it keeps),
+// per component with its own class; Denied by the validating handler with
+// selection's denial code ("" when the error is not selection's).
+type DecisionObserver interface {
+	Decided(component string, m selection.DecisionMetrics)
+	Denied(code string)
+}
 
 // selectSettled selects, retrying after each wait in h.Retry while it fails.
 func (h *InferenceServices) selectSettled(ctx context.Context, isvc *v1beta1.InferenceService) (*choice, error) {
@@ -220,6 +232,9 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 	}
 	d, err := h.resolve(ctx, &isvc, old)
 	if err != nil {
+		if h.Observer != nil {
+			h.Observer.Denied(selection.Code(err))
+		}
 		// selection errors name the service, what was asked and every candidate.
 		return admission.Denied(http.StatusUnprocessableEntity, err.Error())
 	}

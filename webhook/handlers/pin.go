@@ -65,6 +65,7 @@ func (h *InferenceServices) pin(ctx context.Context, isvc, old *v1beta1.Inferenc
 			return nil
 		}
 		record(isvc, c, digest)
+		h.observe(c)
 		return append([]string{editedNote(cur, pinOf(old))}, decisionWarnings(c)...)
 	case digest == inputDigest(old):
 		if warnings, held := h.hold(isvc, old, cur, digest); held {
@@ -104,7 +105,20 @@ func (h *InferenceServices) decide(ctx context.Context, isvc *v1beta1.InferenceS
 		return nil
 	}
 	record(isvc, c, digest)
+	h.observe(c)
 	return decisionWarnings(c)
+}
+
+// observe reports a decision to the observer, the decoder's separately
+// when it has its own class.
+func (h *InferenceServices) observe(c *choice) {
+	if h.Observer == nil {
+		return
+	}
+	h.Observer.Decided(v1beta1.ComponentEngine, c.Metrics())
+	if c.decoder != nil {
+		h.Observer.Decided(v1beta1.ComponentDecoder, c.decoder.Metrics())
+	}
 }
 
 // decisionWarnings are selection's warnings and the summary, which says

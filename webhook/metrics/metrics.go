@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/berthdev/berth/selection"
 )
 
 // Metrics implements admission.Observer and exposes cache sizes.
@@ -17,6 +19,9 @@ type Metrics struct {
 	panics     *prometheus.CounterVec
 	cache      *prometheus.GaugeVec
 	certLoads  prometheus.Counter
+	decisions  *prometheus.CounterVec
+	denials    *prometheus.CounterVec
+	unavail    *prometheus.CounterVec
 }
 
 // New registers the webhook metrics and the Go/process collectors.
@@ -46,8 +51,20 @@ func New() *Metrics {
 			Name: "berth_certificate_reloads_total",
 			Help: "Serving certificate loads (the first load included).",
 		}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_selection_decisions_total",
+			Help: "Decisions the webhook made, by component, runtime, AcceleratorClass (\"\" for none), how the class was chosen and the strategy in force.",
+		}, []string{"component", "runtime", "class", "chosen_by", "strategy"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_selection_denials_total",
+			Help: "InferenceServices denied because nothing could be resolved, by selection's denial code.",
+		}, []string{"code"}),
+		unavail: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_selection_unavailable_class_total",
+			Help: "Decisions that chose an AcceleratorClass whose Ready nodes had no room for a group at the time (the service waits for capacity).",
+		}, []string{"class"}),
 	}
-	m.Registry.MustRegister(m.admissions, m.latency, m.panics, m.cache, m.certLoads,
+	m.Registry.MustRegister(m.admissions, m.latency, m.panics, m.cache, m.certLoads, m.decisions, m.denials, m.unavail,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -66,3 +83,19 @@ func (m *Metrics) SetCacheSize(kind string, n int) { m.cache.WithLabelValues(kin
 
 // CertificateLoaded counts a serving certificate (re)load.
 func (m *Metrics) CertificateLoaded() { m.certLoads.Inc() }
+
+// Decided counts one decision (handlers.DecisionObserver).
+func (m *Metrics) Decided(component string, d selection.DecisionMetrics) {
+	m.decisions.WithLabelValues(component, d.Runtime, d.Class, d.ChosenBy, d.Strategy).Inc()
+	if d.Unavailable {
+		m.unavail.WithLabelValues(d.Class).Inc()
+	}
+}
+
+// Denied counts one denial by selection's code ("unknown" when it has none).
+func (m *Metrics) Denied(code string) {
+	if code == "" {
+		code = "unknown"
+	}
+	m.denials.WithLabelValues(code).Inc()
+}
