@@ -89,6 +89,20 @@ type classRequest struct {
 	gpus  []classGPUs
 	fit   fitNeed
 	model *modelEntry
+	// selCap: per class, pods that fit on its Ready nodes carrying the
+	// service's nodeSelector labels; a class is a key when it has any such
+	// node. Nil without a nodeSelector.
+	selCap map[*classEntry]int64
+}
+
+// hasReadyNode: the class has a Ready node (with the service's
+// nodeSelector labels, when it has one).
+func (cr *classRequest) hasReadyNode(c *classEntry) bool {
+	if cr.selCap == nil {
+		return len(c.hist) > 0 // addFree drops empty buckets
+	}
+	_, ok := cr.selCap[c]
+	return ok
 }
 
 // svc names the service in errors.
@@ -299,10 +313,10 @@ func (x *Index) evaluateClassesLocked(cr *classRequest, cands []*classEval) {
 	// A service nodeSelector defeats the per-class histograms; one pass over
 	// the nodes then counts, per class, how many pods fit on the nodes that
 	// carry the selector's labels, instead of one pass per class.
-	var selCap map[*classEntry]int64
 	if len(cr.nodeSel) > 0 {
-		selCap = x.capacityUnder(cr.nodeSel, cr.nd)
+		cr.selCap = x.capacityUnder(cr.nodeSel, cr.nd)
 	}
+	selCap := cr.selCap
 	// Per class this loop runs 200 times a decision: what does not depend
 	// on the class is settled once.
 	vendorCheck := len(cr.supported) == 0 && cr.nd.resource != ""
@@ -462,7 +476,7 @@ func (x *Index) explainClasses(lb *lineBuf, cr *classRequest, cands []*classEval
 			lb.b = appendWhyNot(lb.b, cr, ce)
 			lb.end()
 		case w.available && !ce.available && p.mode != modeAnnotation:
-			if !x.hasReadyNode(ce.c, cr.nodeSel) {
+			if !cr.hasReadyNode(ce.c) {
 				lb.add(ce.c.linePrefix, "fits, but ", noReadyNode(cr.nodeSel), "; ", w.c.name, " has room")
 				break
 			}
@@ -694,7 +708,7 @@ func firstNonZero(cs ...int) int {
 func (x *Index) winnerWarnings(cr *classRequest, w *classEval) []string {
 	var out []string
 	if !w.available {
-		out = append(out, x.noRoomWarning(w.c, cr.classNeed(w), cr.nodeSel))
+		out = append(out, noRoomWarning(w.c, cr.classNeed(w), cr.nodeSel, cr.hasReadyNode(w.c)))
 	}
 	if w.perPod > 0 {
 		switch {

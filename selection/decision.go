@@ -185,7 +185,7 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 	}
 	d.AcceleratorAvailable = x.fits(c, nd, nodeSel)
 	if !d.AcceleratorAvailable {
-		d.Warnings = append(d.Warnings, x.noRoomWarning(c, nd, nodeSel))
+		d.Warnings = append(d.Warnings, noRoomWarning(c, nd, nodeSel, x.hasReadyNode(c, nodeSel)))
 	}
 	return d, nil
 }

@@ -135,12 +135,7 @@ func (x *Index) fits(c *classEntry, nd need, nodeSel map[string]string) bool {
 // labels (every Ready matching node is in the class's histogram).
 func (x *Index) hasReadyNode(c *classEntry, sel map[string]string) bool {
 	if len(sel) == 0 {
-		for _, h := range c.hist {
-			if h.count > 0 {
-				return true
-			}
-		}
-		return false
+		return len(c.hist) > 0 // addFree drops empty buckets
 	}
 	// The nodes carrying sel's labels are cached (usually few); look for
 	// one of the class among them rather than match every node of the class.
@@ -162,8 +157,8 @@ func noReadyNode(sel map[string]string) string {
 }
 
 // noRoomWarning is the Decision's warning for a chosen class without room.
-func (x *Index) noRoomWarning(c *classEntry, nd need, sel map[string]string) string {
-	if !x.hasReadyNode(c, sel) {
+func noRoomWarning(c *classEntry, nd need, sel map[string]string, ready bool) string {
+	if !ready {
 		return "AcceleratorClass " + c.name + " " + noReadyNode(sel) + "; the service will wait for one"
 	}
 	return "AcceleratorClass " + c.name + " currently has no room: its ready nodes lack " + needText(c, nd) + "; the service will wait for capacity"
@@ -189,7 +184,8 @@ func labelsMatch(sel, labels map[string]string) bool {
 }
 
 // capacityUnder counts, for every class, how many pods of the need fit on
-// its Ready nodes that carry all of sel's labels.
+// its Ready nodes that carry all of sel's labels; a class with such a node
+// is a key even when no pod fits.
 func (x *Index) capacityUnder(sel map[string]string, nd need) map[*classEntry]int64 {
 	out := map[*classEntry]int64{}
 	for _, n := range x.nodesWithLabels(sel) {
