@@ -21,9 +21,9 @@ import (
 
 // webhookRejectedSeeds are seed examples the webhook denies, with the text.
 var webhookRejectedSeeds = map[string]string{
-	"002-base-set-small-gpu.yaml":  `operator Lt compares integers, "24Gi" is not one`,
-	"002-base-set-medium-gpu.yaml": `operator "Gte" is not a node selector operator`,
-	"002-base-set-large-gpu.yaml":  `operator "Gte" is not a node selector operator`,
+	"002-base-set-small-gpu.yaml":  `Lt compares integers, so "24Gi" never matches a node; nvidia.com/gpu.memory counts MiB: write operator Lt with value "24576"`,
+	"002-base-set-medium-gpu.yaml": `node affinity has no Gte, so pods could not be placed by it; nvidia.com/gpu.memory counts MiB: write operator Gt with value "32767"`,
+	"002-base-set-large-gpu.yaml":  `node affinity has no Gte, so pods could not be placed by it; nvidia.com/gpu.memory counts MiB: write operator Gt with value "81919"`,
 }
 
 // TestObjectsPassTheWebhookChecks runs the webhook's stateless checks

@@ -129,7 +129,7 @@ func TestServerSideValidation(t *testing.T) {
   discovery:
     nodeSelectorTerms:
     - matchExpressions: [{key: nvidia.com/gpu.memory, operator: Gte, values: ["24576"]}]
-`, []string{"spec.discovery.nodeSelectorTerms[0].matchExpressions[0].operator", `operator "Gte" is not a node selector operator; use In, NotIn, Exists, DoesNotExist, Gt or Lt`}},
+`, []string{"spec.discovery.nodeSelectorTerms[0].matchExpressions[0].operator", `node affinity has no Gte`, `write operator Gt with value "24575"`}},
 		{"acceleratorclass: bad cost tier", ac + `spec:
   discovery: {nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}
   cost: {tier: cheap}

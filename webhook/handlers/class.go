@@ -5,17 +5,23 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/api/v1beta1/validation"
+	"github.com/berthdev/berth/selection"
 )
 
 // ValidateAcceleratorClass denies classes whose selectors, capabilities or
 // resources would make selection or scheduling fail later
-// (validation.ValidateAcceleratorClassSpec).
-var ValidateAcceleratorClass = objectValidator("AcceleratorClass", func(ac *v1beta1.AcceleratorClass) field.ErrorList {
-	return validation.ValidateAcceleratorClassSpec(&ac.Spec, field.NewPath("spec"))
-})
+// (validation.ValidateAcceleratorClassSpec), and discovery operators that
+// node affinity cannot express, with the rewrite (selection.ValidateDiscovery:
+// the same rule selection matches nodes by).
+var ValidateAcceleratorClass = objectValidator("AcceleratorClass", classErrors)
+
+func classErrors(ac *v1beta1.AcceleratorClass) field.ErrorList {
+	errs := validation.ValidateAcceleratorClassSpec(&ac.Spec, field.NewPath("spec"))
+	return append(errs, selection.ValidateDiscovery(&ac.Spec)...)
+}
 
 // AcceleratorClassErrors lists the errors of a class spec as the denial
 // message does, one line each naming the field.
 func AcceleratorClassErrors(spec *v1beta1.AcceleratorClassSpec) []string {
-	return lines(validation.ValidateAcceleratorClassSpec(spec, field.NewPath("spec")))
+	return lines(classErrors(&v1beta1.AcceleratorClass{Spec: *spec}))
 }

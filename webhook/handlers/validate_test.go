@@ -96,7 +96,7 @@ func TestClassAndProfileDenialsCarryCauses(t *testing.T) {
 	resp := ValidateAcceleratorClass(ctx, request(t, admissionv1.Create, "AcceleratorClass", ac, nil, "", ac.Name))
 	require.False(t, resp.Allowed)
 	want := []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.discovery.nodeSelectorTerms[0].matchExpressions[0].operator",
-		Message: `Invalid value: "Gte": operator "Gte" is not a node selector operator; use In, NotIn, Exists, DoesNotExist, Gt or Lt`}}
+		Message: `Invalid value: "Gte": node affinity has no Gte, so pods could not be placed by it; nvidia.com/gpu.memory counts MiB: write operator Gt with value "24575"`}}
 	require.NotNil(t, resp.Result.Details)
 	if diff := cmp.Diff(want, resp.Result.Details.Causes); diff != "" {
 		t.Errorf("causes (-want +got):\n%s", diff)

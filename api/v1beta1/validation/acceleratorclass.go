@@ -14,8 +14,9 @@ import (
 )
 
 // ValidateAcceleratorClassSpec checks what would make selection or
-// scheduling fail later: label syntax of the selectors, discovery terms
-// Kubernetes node affinity can evaluate, numeric capabilities, and
+// scheduling fail later: label syntax of the selectors, the shape of
+// discovery terms (their operators: selection.ValidateDiscovery), numeric
+// capabilities, and
 // resources and costs that make sense.
 func ValidateAcceleratorClassSpec(spec *v1beta1.AcceleratorClassSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -62,8 +63,10 @@ func validateLabels(p *field.Path, m map[string]string) field.ErrorList {
 	return errs
 }
 
-// validateTerm checks one discovery term as Kubernetes node affinity
-// evaluates it.
+// validateTerm checks the shape of one discovery term: label keys, no
+// empty term, no matchFields. Operators and values are selection's rule
+// (selection.ValidateDiscovery, which the webhook runs next to this), so
+// that what admission accepts and what selection matches never disagree.
 func validateTerm(p *field.Path, term corev1.NodeSelectorTerm) field.ErrorList {
 	var errs field.ErrorList
 	if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
@@ -73,24 +76,6 @@ func validateTerm(p *field.Path, term corev1.NodeSelectorTerm) field.ErrorList {
 		ep := p.Child("matchExpressions").Index(j)
 		for _, msg := range validation.IsQualifiedName(e.Key) {
 			errs = append(errs, field.Invalid(ep.Child("key"), e.Key, "is not a valid label key: "+msg))
-		}
-		switch e.Operator {
-		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
-			if len(e.Values) == 0 {
-				errs = append(errs, field.Required(ep.Child("values"), "operator "+string(e.Operator)+" needs at least one value"))
-			}
-		case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
-			if len(e.Values) > 0 {
-				errs = append(errs, field.Forbidden(ep.Child("values"), "operator "+string(e.Operator)+" takes no values"))
-			}
-		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-			if len(e.Values) != 1 {
-				errs = append(errs, field.Invalid(ep.Child("values"), e.Values, "operator "+string(e.Operator)+" needs exactly one value"))
-			} else if _, err := strconv.ParseInt(e.Values[0], 10, 64); err != nil {
-				errs = append(errs, field.Invalid(ep.Child("values").Index(0), e.Values[0], "operator "+string(e.Operator)+" compares integers, "+strconv.Quote(e.Values[0])+" is not one (label values such as GPU memory are MiB integers)"))
-			}
-		default:
-			errs = append(errs, field.Invalid(ep.Child("operator"), string(e.Operator), "operator "+strconv.Quote(string(e.Operator))+" is not a node selector operator; use In, NotIn, Exists, DoesNotExist, Gt or Lt"))
 		}
 	}
 	for j := range term.MatchFields {
