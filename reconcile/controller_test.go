@@ -208,3 +208,24 @@ func TestReplicasOutsideBoundsAreClampedAndSaidOnce(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A Service the apiserver refuses (no ClusterIP left, a quota) is said on
+// the InferenceService, not only logged.
+func TestFailedServiceCreateIsAnEvent(t *testing.T) {
+	f := newFixture(t, runtimeObj("rt", false), serviceObj("chat", "rt", 1))
+	rec := record.NewFakeRecorder(100)
+	f.c.recorder = rec
+	f.kube.PrependReactor("create", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, fmt.Errorf("failed to allocate a serviceIP: range is full")
+	})
+	_, err := f.c.sync(f.ctx, "ns/chat")
+	require.Error(t, err)
+	close(rec.Events)
+	var got []string
+	for e := range rec.Events {
+		if strings.Contains(e, "FailedCreateService") {
+			got = append(got, e)
+		}
+	}
+	assert.Equal(t, []string{"Warning FailedCreateService creating Service ns/chat: failed to allocate a serviceIP: range is full"}, got)
+}

@@ -117,8 +117,13 @@ func (c *Controller) ensureService(ctx context.Context, isvc *v1beta1.InferenceS
 	if apierrors.IsNotFound(err) {
 		c.m.write("create", "services")
 		_, err = c.kube.CoreV1().Services(want.Namespace).Create(ctx, want, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
+		switch {
+		case apierrors.IsAlreadyExists(err):
 			return nil // the cache is behind; the next sync compares
+		case err != nil:
+			// Say it on the service, not only in the log: a cluster out of
+			// ClusterIPs, a quota or a policy refusing Services.
+			c.recorder.Eventf(isvc, corev1.EventTypeWarning, "FailedCreateService", "creating Service %s/%s: %v", want.Namespace, want.Name, err)
 		}
 		return err
 	}

@@ -38,7 +38,10 @@ import (
 const WatchListEnv = "KUBE_FEATURE_WatchListClient"
 
 // ServiceCIDR of the local cluster. Its addresses are data, never dialled.
-const ServiceCIDR = "10.0.0.0/24"
+// A /16 leaves room for tens of thousands of ClusterIP Services: every
+// InferenceService gets one, and a /24 ran out at about 250 (found by
+// cmd/berth-reconcile-load with 1,000 services).
+const ServiceCIDR = "10.0.0.0/16"
 
 // Options configure Start. The zero value (plus Binaries) is a sensible cluster.
 type Options struct {
