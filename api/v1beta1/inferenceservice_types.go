@@ -209,6 +209,7 @@ type PredictorSpec struct {
 
 // InferenceServiceSpec is what the user asks to serve, and how.
 // +kubebuilder:validation:XValidation:rule="!has(self.decoder) || has(self.engine)",message="decoder needs engine: prefill/decode serving runs the engine as the prefill side"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.gangPolicy) || has(self.gangPolicy)",message="spec.gangPolicy cannot be removed once set (seed 003): PodGroups and the pods' scheduling follow it; delete and recreate the service to drop gang scheduling"
 type InferenceServiceSpec struct {
 	// Model to serve.
 	// +optional
@@ -253,6 +254,60 @@ type InferenceServiceSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	RestartGracePeriodSeconds *int64 `json:"restartGracePeriodSeconds,omitempty"`
+	// GangPolicy turns on gang scheduling (seed 003): the reconciler keeps
+	// a PodGroup per serving group, so a multi-node group or a
+	// prefill/decode pair is placed whole or not at all. Pods whose
+	// schedulerName is volcano or the coscheduling scheduler's are ganged
+	// even without it. Once set it cannot be removed.
+	// +optional
+	GangPolicy *GangPolicy `json:"gangPolicy,omitempty"`
+}
+
+// GangScheduler names the gang scheduling backend.
+// +kubebuilder:validation:Enum=Volcano;Coscheduling
+type GangScheduler string
+
+// The gang scheduling backends: Volcano's PodGroup
+// (scheduling.volcano.sh/v1beta1) and the scheduler-plugins coscheduling
+// PodGroup (scheduling.x-k8s.io/v1alpha1).
+const (
+	GangSchedulerVolcano      GangScheduler = "Volcano"
+	GangSchedulerCoscheduling GangScheduler = "Coscheduling"
+)
+
+// Gang roles. A prefill/decode service gangs its engine (prefill) and
+// decoder (decode) in one PodGroup; seed 003's role names are accepted as
+// aliases.
+const (
+	GangRolePrefill = "prefill" // = engine
+	GangRoleDecode  = "decode"  // = decoder
+)
+
+// GangPolicy is seed 003's gangPolicy.
+type GangPolicy struct {
+	// Scheduler is the backend: Volcano or Coscheduling. Empty: the one
+	// the pods' schedulerName names, else Volcano.
+	// +optional
+	Scheduler GangScheduler `json:"scheduler,omitempty"`
+	// MinRoleReplicas is, per role of a prefill/decode service (engine or
+	// its alias prefill, decoder or its alias decode), how many of its
+	// serving groups must be placeable together; a role not named needs
+	// all its groups. Each value is at least 1 and at most the role's
+	// replicas.
+	// +optional
+	MinRoleReplicas map[string]int32 `json:"minRoleReplicas,omitempty"`
+}
+
+// CanonicalGangRole maps a gang role name to its component: prefill to
+// engine, decode to decoder; other names are returned as they are.
+func CanonicalGangRole(role string) string {
+	switch role {
+	case GangRolePrefill:
+		return ComponentEngine
+	case GangRoleDecode:
+		return ComponentDecoder
+	}
+	return role
 }
 
 // RolloutStrategyType names how serving groups are rolled.

@@ -81,3 +81,86 @@ func TestValidateComponents(t *testing.T) {
 		})
 	}
 }
+
+func i32(v int32) *int32 { return &v }
+
+// pd is a prefill/decode spec with 4 engine and 4 decoder groups (seed
+// 003's example) and the given gang policy.
+func pd(gp *v1beta1.GangPolicy) *v1beta1.InferenceServiceSpec {
+	s := &v1beta1.InferenceServiceSpec{Engine: &v1beta1.EngineSpec{}, Decoder: &v1beta1.DecoderSpec{}, GangPolicy: gp}
+	s.Engine.Replicas, s.Decoder.Replicas = i32(4), i32(4)
+	return s
+}
+
+func minRoles(m map[string]int32) *v1beta1.GangPolicy { return &v1beta1.GangPolicy{MinRoleReplicas: m} }
+
+func TestValidateGangPolicy(t *testing.T) {
+	mrr := field.NewPath("spec", "gangPolicy", "minRoleReplicas")
+	single := &v1beta1.InferenceServiceSpec{Engine: &v1beta1.EngineSpec{}, GangPolicy: minRoles(map[string]int32{"engine": 1})}
+	unknownReplicas := pd(minRoles(map[string]int32{"decode": 9}))
+	unknownReplicas.Decoder.Replicas = nil
+	cases := []struct {
+		name string
+		spec *v1beta1.InferenceServiceSpec
+		want field.ErrorList
+	}{
+		{name: "seed 003: prefill 2, decode 2", spec: pd(minRoles(map[string]int32{"prefill": 2, "decode": 2}))},
+		{name: "seed 003: prefill 2, decode 1", spec: pd(minRoles(map[string]int32{"prefill": 2, "decode": 1}))},
+		{name: "berth names, all groups", spec: pd(minRoles(map[string]int32{"engine": 4, "decoder": 4}))},
+		{name: "gang without minimums", spec: &v1beta1.InferenceServiceSpec{GangPolicy: &v1beta1.GangPolicy{Scheduler: v1beta1.GangSchedulerCoscheduling}}},
+		{name: "replicas unknown: no upper bound", spec: unknownReplicas},
+		{name: "unknown role", spec: pd(minRoles(map[string]int32{"router": 1})),
+			want: field.ErrorList{field.NotSupported(mrr.Key("router"), "router", []string{"engine", "decoder", "prefill", "decode"})}},
+		{name: "zero", spec: pd(minRoles(map[string]int32{"prefill": 0})),
+			want: field.ErrorList{field.Invalid(mrr.Key("prefill"), int32(0), "must be at least 1: a gang needs at least one serving group of each role")}},
+		{name: "above the role's replicas", spec: pd(minRoles(map[string]int32{"decoder": 5})),
+			want: field.ErrorList{field.Invalid(mrr.Key("decoder"), int32(5), "is above the 4 serving group(s) of the decoder (spec.decoder.replicas): the gang could never be placed; use at most 4")}},
+		{name: "alias and name of one role", spec: pd(minRoles(map[string]int32{"engine": 1, "prefill": 2})),
+			want: field.ErrorList{field.Duplicate(mrr.Key("prefill"), "prefill (the same role as engine)")}},
+		{name: "a service without decoder", spec: single,
+			want: field.ErrorList{field.Invalid(mrr.Key("engine"), "engine", "the service has no decoder: each engine serving group (its leader and workers) is gang-scheduled on its own, and minRoleReplicas applies to prefill/decode services only; remove the key, or add spec.decoder")}},
+		{name: "unknown scheduler", spec: &v1beta1.InferenceServiceSpec{GangPolicy: &v1beta1.GangPolicy{Scheduler: "Kueue"}},
+			want: field.ErrorList{field.NotSupported(field.NewPath("spec", "gangPolicy", "scheduler"), v1beta1.GangScheduler("Kueue"), []string{"Volcano", "Coscheduling"})}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ValidateLifecycle(tc.spec, 0)); diff != "" {
+				t.Errorf("ValidateLifecycle (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateGangPolicyRolesFromTopology(t *testing.T) {
+	// A runtime's decoderConfig gives a decoder the spec does not show: the
+	// caller passes the resolved roles.
+	spec := &v1beta1.InferenceServiceSpec{GangPolicy: minRoles(map[string]int32{"decode": 3})}
+	got := ValidateGangPolicy(spec, []GangRole{{"engine", 2}, {"decoder", 2}})
+	want := field.ErrorList{field.Invalid(field.NewPath("spec", "gangPolicy", "minRoleReplicas").Key("decode"), int32(3),
+		"is above the 2 serving group(s) of the decoder (spec.decoder.replicas): the gang could never be placed; use at most 2")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ValidateGangPolicy (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidateGangPolicyUpdate(t *testing.T) {
+	set := pd(minRoles(map[string]int32{"prefill": 2}))
+	cases := []struct {
+		name     string
+		old, cur *v1beta1.InferenceServiceSpec
+		want     field.ErrorList
+	}{
+		{name: "added", old: pd(nil), cur: set},
+		{name: "changed", old: set, cur: pd(minRoles(map[string]int32{"prefill": 1}))},
+		{name: "never set", old: pd(nil), cur: pd(nil)},
+		{name: "removed", old: set, cur: pd(nil),
+			want: field.ErrorList{field.Forbidden(field.NewPath("spec", "gangPolicy"), "cannot be removed once set (seed 003): PodGroups and the pods' scheduling follow it; delete and recreate the service to drop gang scheduling")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ValidateGangPolicyUpdate(tc.old, tc.cur)); diff != "" {
+				t.Errorf("ValidateGangPolicyUpdate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
