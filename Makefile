@@ -12,6 +12,7 @@ LISTER_GEN      := go run k8s.io/code-generator/cmd/lister-gen@$(CODEGEN_VERSION
 INFORMER_GEN    := go run k8s.io/code-generator/cmd/informer-gen@$(CODEGEN_VERSION)
 BOILERPLATE     := hack/boilerplate.go.txt
 API_PKG         := $(MODULE)/api/v1beta1
+POLICY_PKG      := $(MODULE)/api/policy/v1alpha1
 CLIENT_PKG      := $(MODULE)/api/client
 
 .PHONY: all
@@ -41,14 +42,14 @@ generate-crds:
 generate-client:
 	rm -rf api/client
 	$(CLIENT_GEN) --go-header-file $(BOILERPLATE) --clientset-name versioned \
-	  --input-base $(MODULE) --input api/v1beta1 \
+	  --input-base $(MODULE) --input api/v1beta1 --input api/policy/v1alpha1 \
 	  --output-dir api/client/clientset --output-pkg $(CLIENT_PKG)/clientset
 	$(LISTER_GEN) --go-header-file $(BOILERPLATE) \
-	  --output-dir api/client/listers --output-pkg $(CLIENT_PKG)/listers $(API_PKG)
+	  --output-dir api/client/listers --output-pkg $(CLIENT_PKG)/listers $(API_PKG) $(POLICY_PKG)
 	$(INFORMER_GEN) --go-header-file $(BOILERPLATE) \
 	  --versioned-clientset-package $(CLIENT_PKG)/clientset/versioned \
 	  --listers-package $(CLIENT_PKG)/listers \
-	  --output-dir api/client/informers --output-pkg $(CLIENT_PKG)/informers $(API_PKG)
+	  --output-dir api/client/informers --output-pkg $(CLIENT_PKG)/informers $(API_PKG) $(POLICY_PKG)
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or code is unformatted.

@@ -23,6 +23,7 @@ import (
 	http "net/http"
 
 	omev1beta1 "github.com/berthdev/berth/api/client/clientset/versioned/typed/api/v1beta1"
+	policyv1alpha1 "github.com/berthdev/berth/api/client/clientset/versioned/typed/policy/v1alpha1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -31,17 +32,24 @@ import (
 type Interface interface {
 	Discovery() discovery.DiscoveryInterface
 	OmeV1beta1() omev1beta1.OmeV1beta1Interface
+	PolicyV1alpha1() policyv1alpha1.PolicyV1alpha1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
-	omeV1beta1 *omev1beta1.OmeV1beta1Client
+	omeV1beta1     *omev1beta1.OmeV1beta1Client
+	policyV1alpha1 *policyv1alpha1.PolicyV1alpha1Client
 }
 
 // OmeV1beta1 retrieves the OmeV1beta1Client
 func (c *Clientset) OmeV1beta1() omev1beta1.OmeV1beta1Interface {
 	return c.omeV1beta1
+}
+
+// PolicyV1alpha1 retrieves the PolicyV1alpha1Client
+func (c *Clientset) PolicyV1alpha1() policyv1alpha1.PolicyV1alpha1Interface {
+	return c.policyV1alpha1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -92,6 +100,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.policyV1alpha1, err = policyv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -114,6 +126,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.omeV1beta1 = omev1beta1.New(c)
+	cs.policyV1alpha1 = policyv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

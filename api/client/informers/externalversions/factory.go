@@ -26,6 +26,7 @@ import (
 	versioned "github.com/berthdev/berth/api/client/clientset/versioned"
 	api "github.com/berthdev/berth/api/client/informers/externalversions/api"
 	internalinterfaces "github.com/berthdev/berth/api/client/informers/externalversions/internalinterfaces"
+	policy "github.com/berthdev/berth/api/client/informers/externalversions/policy"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -255,8 +256,13 @@ type SharedInformerFactory interface {
 	InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer
 
 	Ome() api.Interface
+	Policy() policy.Interface
 }
 
 func (f *sharedInformerFactory) Ome() api.Interface {
 	return api.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Policy() policy.Interface {
+	return policy.New(f, f.namespace, f.tweakListOptions)
 }

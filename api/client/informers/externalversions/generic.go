@@ -21,6 +21,7 @@ package externalversions
 import (
 	fmt "fmt"
 
+	v1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
@@ -67,6 +68,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Ome().V1beta1().InferenceServices().Informer()}, nil
 	case v1beta1.SchemeGroupVersion.WithResource("servingruntimes"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Ome().V1beta1().ServingRuntimes().Informer()}, nil
+
+		// Group=policy.berth.dev, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("servingpolicies"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Policy().V1alpha1().ServingPolicies().Informer()}, nil
 
 	}
 

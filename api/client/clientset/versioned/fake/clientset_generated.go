@@ -22,6 +22,8 @@ import (
 	clientset "github.com/berthdev/berth/api/client/clientset/versioned"
 	omev1beta1 "github.com/berthdev/berth/api/client/clientset/versioned/typed/api/v1beta1"
 	fakeomev1beta1 "github.com/berthdev/berth/api/client/clientset/versioned/typed/api/v1beta1/fake"
+	policyv1alpha1 "github.com/berthdev/berth/api/client/clientset/versioned/typed/policy/v1alpha1"
+	fakepolicyv1alpha1 "github.com/berthdev/berth/api/client/clientset/versioned/typed/policy/v1alpha1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -91,4 +93,9 @@ var (
 // OmeV1beta1 retrieves the OmeV1beta1Client
 func (c *Clientset) OmeV1beta1() omev1beta1.OmeV1beta1Interface {
 	return &fakeomev1beta1.FakeOmeV1beta1{Fake: &c.Fake}
+}
+
+// PolicyV1alpha1 retrieves the PolicyV1alpha1Client
+func (c *Clientset) PolicyV1alpha1() policyv1alpha1.PolicyV1alpha1Interface {
+	return &fakepolicyv1alpha1.FakePolicyV1alpha1{Fake: &c.Fake}
 }

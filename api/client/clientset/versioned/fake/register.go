@@ -19,6 +19,7 @@ limitations under the License.
 package fake
 
 import (
+	policyv1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
 	omev1beta1 "github.com/berthdev/berth/api/v1beta1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -32,6 +33,7 @@ var codecs = serializer.NewCodecFactory(scheme)
 
 var localSchemeBuilder = runtime.SchemeBuilder{
 	omev1beta1.AddToScheme,
+	policyv1alpha1.AddToScheme,
 }
 
 // AddToScheme adds all types of this clientset into the given scheme. This allows composition
