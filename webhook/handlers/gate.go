@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"slices"
 
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
@@ -10,49 +9,31 @@ import (
 )
 
 // composeErrors composes every pod the reconciler would create for the
-// service under decision d: each component of the topology, each role of
-// its groups (single pod; leader and, when worker.size > 0, worker), on the
-// reconciler's skeleton pod, exactly as the pod webhook will. What fails
-// here (a template key the service lacks, in the runtime's fields or the
-// service's own, a profile that does not exist) would otherwise fail only
-// when the pods are admitted, after the service was accepted. Each error
-// appears once. Each component is composed with its own class and view of
-// the service (see choice).
+// service under decision d (merge.ComposeService: each component of the
+// topology, each role of its groups, on the reconciler's skeleton pod,
+// exactly as the pod webhook will). What fails here (a template key the
+// service lacks, in the runtime's fields or the service's own, a profile
+// that does not exist) would otherwise fail only when the pods are
+// admitted, after the service was accepted. Each error appears once. Each
+// component is composed with its own class and view of the service (see
+// choice).
 func (h *InferenceServices) composeErrors(isvc *v1beta1.InferenceService, d *choice) []string {
-	profiles := profileMap(h.Profiles)
-	model := modelMount(d.Model)
+	_, errs := merge.ComposeService(h.serviceInput(isvc, d))
 	var out []string
-	for _, t := range merge.Topology(isvc, d.Runtime.Spec) {
-		for _, g := range canonicalRoles(isvc, t) {
-			in := merge.Input{
-				Service: isvc.ForComponent(t.Component), Component: t.Component,
-				RuntimeKind: d.Runtime.Kind, RuntimeName: d.Runtime.Name, Runtime: d.Runtime.Spec,
-				AcceleratorClass: d.classFor(t.Component), Profiles: profiles, Group: g, Model: model,
-			}
-			if err := merge.ComposePod(in, merge.SkeletonPod(isvc, t.Component, g)); err != nil {
-				msg := fmt.Sprintf("%s: %v", t.Component, err)
-				if !slices.Contains(out, msg) {
-					out = append(out, msg)
-				}
-			}
+	for _, err := range errs {
+		if msg := err.Error(); !slices.Contains(out, msg) {
+			out = append(out, msg)
 		}
 	}
 	return out
 }
 
-// canonicalRoles are the identities of group 0 of a component: one pod,
-// or a leader and (with workers) the first worker.
-func canonicalRoles(isvc *v1beta1.InferenceService, t merge.ComponentTopology) []merge.GroupIdentity {
-	if !t.MultiNode {
-		return []merge.GroupIdentity{{}}
+// serviceInput is decision d for the whole service, as merge composes it.
+func (h *InferenceServices) serviceInput(isvc *v1beta1.InferenceService, d *choice) merge.ServiceInput {
+	return merge.ServiceInput{
+		Service: isvc, RuntimeKind: d.Runtime.Kind, RuntimeName: d.Runtime.Name, Runtime: d.Runtime.Spec,
+		ClassFor: d.classFor, Profiles: profileMap(h.Profiles), Model: modelMount(d.Model),
 	}
-	size := t.GroupSize()
-	leader := merge.LeaderAddress(isvc.Name, isvc.Namespace, t.Component, 0)
-	out := []merge.GroupIdentity{{Role: merge.RoleLeader, GroupSize: size, LeaderAddress: leader}}
-	if t.Workers > 0 {
-		out = append(out, merge.GroupIdentity{Role: merge.RoleWorker, WorkerIndex: 1, GroupSize: size, LeaderAddress: leader})
-	}
-	return out
 }
 
 // profileMap snapshots the cached profiles by name.
