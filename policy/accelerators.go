@@ -1,0 +1,129 @@
+package policy
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
+)
+
+// wellKnownAccelerators are accelerator resources whatever the classes say.
+var wellKnownAccelerators = []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915"}
+
+// Accelerators counts accelerators the roles request at their MaxGroups, by
+// resource name (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915 and any
+// resource an AcceleratorClass names: pass them via the classes), from
+// container requests (limits when no request). A pod's count is what the
+// scheduler reserves: the larger of its containers' sum and its largest
+// init container.
+func Accelerators(roles []merge.ComposedRole, classes ...*v1beta1.AcceleratorClass) map[corev1.ResourceName]int64 {
+	names := acceleratorNames(classes)
+	out := map[corev1.ResourceName]int64{}
+	for _, r := range roles {
+		if r.Pod == nil {
+			continue
+		}
+		pods := r.Pods(r.MaxGroups())
+		for _, n := range names {
+			if q := podRequest(&r.Pod.Spec, n); q > 0 {
+				out[n] += q * pods
+			}
+		}
+	}
+	return out
+}
+
+func acceleratorNames(classes []*v1beta1.AcceleratorClass) []corev1.ResourceName {
+	names := append([]corev1.ResourceName(nil), wellKnownAccelerators...)
+	for _, c := range classes {
+		if c == nil {
+			continue
+		}
+		for _, r := range c.Spec.Resources {
+			if n := corev1.ResourceName(r.Name); n != "" && !containsResource(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+func containsResource(list []corev1.ResourceName, r corev1.ResourceName) bool {
+	for _, v := range list {
+		if v == r {
+			return true
+		}
+	}
+	return false
+}
+
+// podRequest is the pod's effective request of n.
+func podRequest(spec *corev1.PodSpec, n corev1.ResourceName) int64 {
+	var sum, initMax int64
+	for i := range spec.Containers {
+		sum += containerRequest(&spec.Containers[i], n)
+	}
+	for i := range spec.InitContainers {
+		initMax = max(initMax, containerRequest(&spec.InitContainers[i], n))
+	}
+	return max(sum, initMax)
+}
+
+func containerRequest(c *corev1.Container, n corev1.ResourceName) int64 {
+	if q, ok := c.Resources.Requests[n]; ok {
+		return q.Value()
+	}
+	if q, ok := c.Resources.Limits[n]; ok {
+		return q.Value()
+	}
+	return 0
+}
+
+// classFor is the class a component's pods run on: its own, else (for the
+// decoder) the engine's.
+func classFor(classes map[string]*v1beta1.AcceleratorClass, component string) *v1beta1.AcceleratorClass {
+	if c := classes[component]; c != nil {
+		return c
+	}
+	if component == v1beta1.ComponentDecoder {
+		return classes[v1beta1.ComponentEngine]
+	}
+	return nil
+}
+
+// perHourMilli is the class's cost.perHour in thousandths, 0 without one.
+func perHourMilli(c *v1beta1.AcceleratorClass) int64 {
+	if c == nil || c.Spec.Cost == nil || c.Spec.Cost.PerHour == nil {
+		return 0
+	}
+	return c.Spec.Cost.PerHour.MilliValue()
+}
+
+// serviceCost sums, per component, its accelerators × its class's
+// perHour, in thousandths, with one "8 × nvidia-h100-80gb at 4/hour" part
+// per component that costs something.
+func serviceCost(in *Service) (milli int64, parts []string) {
+	byComponent := map[string][]merge.ComposedRole{}
+	var order []string
+	for _, r := range in.Roles {
+		comp := r.Topology.Component
+		if _, ok := byComponent[comp]; !ok {
+			order = append(order, comp)
+		}
+		byComponent[comp] = append(byComponent[comp], r)
+	}
+	for _, comp := range order {
+		cl := classFor(in.Classes, comp)
+		rate := perHourMilli(cl)
+		if rate == 0 {
+			continue
+		}
+		n := sumValues(Accelerators(byComponent[comp], cl))
+		if n == 0 {
+			continue
+		}
+		milli += n * rate
+		parts = append(parts, itoa(n)+" × "+cl.Name+" at "+formatMilli(rate)+"/hour")
+	}
+	return milli, parts
+}

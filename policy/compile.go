@@ -1,0 +1,244 @@
+package policy
+
+import (
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/berthdev/berth/api/policy/v1alpha1"
+)
+
+// KubeSystem is always exempt.
+const KubeSystem = "kube-system"
+
+// Options for Compile.
+type Options struct {
+	// ExemptNamespaces are never subject to any policy; kube-system is
+	// always exempt.
+	ExemptNamespaces []string
+}
+
+// Set is a compiled, immutable set of policies, safe for concurrent use.
+// A nil *Set has no policies.
+type Set struct {
+	policies []*compiled // sorted by name
+	exempt   map[string]bool
+	// problems: policies whose selectors did not compile (validation
+	// refuses them at admission; a stored one matches nothing).
+	problems []string
+	// byNS caches, per namespace, the policies its labels select.
+	byNS sync.Map // namespace → *nsEntry
+	size int64    // approximate entries in byNS, guarded by mu
+	mu   sync.Mutex
+}
+
+// nsEntry is one namespace's cached selection: valid while the namespace's
+// labels are the same.
+type nsEntry struct {
+	labels map[string]string
+	idx    []int // indexes into Set.policies
+}
+
+// maxCachedNamespaces bounds byNS; past it the cache starts over.
+const maxCachedNamespaces = 4096
+
+// compiled is one policy with its selectors parsed once.
+type compiled struct {
+	name     string
+	ref      string // "ServingPolicy/<name>"
+	actions  []v1alpha1.ValidationAction
+	deny     bool
+	nsAll    bool // no namespaceSelector (or an empty one)
+	nsSel    labels.Selector
+	svcAll   bool
+	svcSel   labels.Selector
+	classes  *objectRule
+	runtimes *objectRule
+	images   *imageRule
+	maxSvc   *int64
+	maxNS    *int64
+	maxCost  *resource.Quantity
+	required []string
+	noCmd    bool
+}
+
+// Compile parses the policies' selectors and rules once. A policy whose
+// selector does not parse (validation refuses it at admission) applies
+// nowhere and is listed by Problems. A policy without validationActions
+// (the CRD requires one) is treated as Deny.
+func Compile(policies []*v1alpha1.ServingPolicy, opts Options) *Set {
+	s := &Set{exempt: map[string]bool{KubeSystem: true}}
+	for _, ns := range opts.ExemptNamespaces {
+		if ns != "" {
+			s.exempt[ns] = true
+		}
+	}
+	for _, p := range policies {
+		if p == nil {
+			continue
+		}
+		c, problem := compile(p)
+		if problem != "" {
+			s.problems = append(s.problems, c.ref+": "+problem)
+			continue
+		}
+		s.policies = append(s.policies, c)
+	}
+	sort.SliceStable(s.policies, func(i, j int) bool { return s.policies[i].name < s.policies[j].name })
+	sort.Strings(s.problems)
+	return s
+}
+
+func compile(p *v1alpha1.ServingPolicy) (*compiled, string) {
+	sp := &p.Spec
+	c := &compiled{name: p.Name, ref: "ServingPolicy/" + p.Name, actions: append([]v1alpha1.ValidationAction(nil), sp.ValidationActions...)}
+	if len(c.actions) == 0 {
+		c.actions = []v1alpha1.ValidationAction{v1alpha1.Deny}
+	}
+	for _, a := range c.actions {
+		c.deny = c.deny || a == v1alpha1.Deny
+	}
+	var err error
+	if c.nsAll, c.nsSel, err = selector(sp.NamespaceSelector); err != nil {
+		return c, "spec.namespaceSelector: " + err.Error()
+	}
+	if c.svcAll, c.svcSel, err = selector(sp.ServiceSelector); err != nil {
+		return c, "spec.serviceSelector: " + err.Error()
+	}
+	r := &sp.Rules
+	if c.classes, err = compileObjectRule(r.AcceleratorClasses); err != nil {
+		return c, "spec.rules.acceleratorClasses: " + err.Error()
+	}
+	if c.runtimes, err = compileObjectRule(r.Runtimes); err != nil {
+		return c, "spec.rules.runtimes: " + err.Error()
+	}
+	c.images = compileImageRule(r.Images)
+	c.maxSvc, c.maxNS = r.MaxAcceleratorsPerService, r.MaxAcceleratorsPerNamespace
+	c.maxCost = r.MaxCostPerHour
+	c.required = append([]string(nil), r.RequiredLabels...)
+	c.noCmd = r.AllowCommand != nil && !*r.AllowCommand
+	return c, ""
+}
+
+// selector compiles a label selector; nil or empty selects everything.
+func selector(ls *metav1.LabelSelector) (all bool, sel labels.Selector, err error) {
+	if ls == nil || (len(ls.MatchLabels) == 0 && len(ls.MatchExpressions) == 0) {
+		return true, nil, nil
+	}
+	sel, err = metav1.LabelSelectorAsSelector(ls)
+	return false, sel, err
+}
+
+// Len is the number of policies in force.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.policies)
+}
+
+// Problems lists the policies Compile could not use, with why.
+func (s *Set) Problems() []string {
+	if s == nil {
+		return nil
+	}
+	return s.problems
+}
+
+// Exempt reports whether a namespace is never subject to a policy.
+func (s *Set) Exempt(namespace string) bool {
+	if s == nil {
+		return namespace == KubeSystem
+	}
+	return s.exempt[namespace]
+}
+
+// Subject is who a check is about. A Subject with an empty Namespace is
+// the cluster as a whole (a ClusterServingRuntime): only policies without
+// a namespaceSelector apply to it.
+type Subject struct {
+	Namespace       string
+	NamespaceLabels map[string]string
+	ServiceLabels   map[string]string // nil when the check is not about one service
+}
+
+// For lists the policies (by name, sorted) that apply to sub.
+func (s *Set) For(sub Subject) []string {
+	var out []string
+	for _, c := range s.applicable(sub) {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// applicable returns the policies that apply to sub, in name order.
+func (s *Set) applicable(sub Subject) []*compiled {
+	if s == nil || len(s.policies) == 0 || s.exempt[sub.Namespace] {
+		return nil
+	}
+	idx := s.namespaceMatches(sub)
+	out := make([]*compiled, 0, len(idx))
+	for _, i := range idx {
+		c := s.policies[i]
+		if c.svcAll || (sub.ServiceLabels != nil && c.svcSel.Matches(labels.Set(sub.ServiceLabels))) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// namespaceMatches gives the indexes of the policies whose namespace
+// selector matches sub, cached per namespace while its labels stay the
+// same.
+func (s *Set) namespaceMatches(sub Subject) []int {
+	if sub.Namespace == "" {
+		var idx []int
+		for i, c := range s.policies {
+			if c.nsAll {
+				idx = append(idx, i)
+			}
+		}
+		return idx
+	}
+	if v, ok := s.byNS.Load(sub.Namespace); ok {
+		if e := v.(*nsEntry); sameLabels(e.labels, sub.NamespaceLabels) {
+			return e.idx
+		}
+	}
+	idx := make([]int, 0, len(s.policies))
+	set := labels.Set(sub.NamespaceLabels)
+	for i, c := range s.policies {
+		if c.nsAll || c.nsSel.Matches(set) {
+			idx = append(idx, i)
+		}
+	}
+	e := &nsEntry{labels: make(map[string]string, len(sub.NamespaceLabels)), idx: idx}
+	for k, v := range sub.NamespaceLabels {
+		e.labels[k] = v
+	}
+	s.mu.Lock()
+	if s.size >= maxCachedNamespaces {
+		s.byNS.Clear()
+		s.size = 0
+	}
+	if _, loaded := s.byNS.Swap(sub.Namespace, e); !loaded {
+		s.size++
+	}
+	s.mu.Unlock()
+	return idx
+}
+
+func sameLabels(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}

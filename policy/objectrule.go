@@ -1,0 +1,81 @@
+package policy
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/berthdev/berth/api/policy/v1alpha1"
+)
+
+// objectRule is a compiled v1alpha1.ObjectRule.
+type objectRule struct {
+	allowed, denied       []string
+	allowedSel, deniedSel labels.Selector // nil when unset
+	// allowedText lists what is allowed, for "not in ..." reasons.
+	allowedText string
+}
+
+// compileObjectRule parses the rule's selectors; nil allows everything.
+func compileObjectRule(r *v1alpha1.ObjectRule) (*objectRule, error) {
+	if r == nil {
+		return nil, nil
+	}
+	o := &objectRule{allowed: r.Allowed, denied: r.Denied}
+	var err error
+	if r.AllowedSelector != nil {
+		if o.allowedSel, err = metav1.LabelSelectorAsSelector(r.AllowedSelector); err != nil {
+			return nil, err
+		}
+	}
+	if r.DeniedSelector != nil {
+		if o.deniedSel, err = metav1.LabelSelectorAsSelector(r.DeniedSelector); err != nil {
+			return nil, err
+		}
+	}
+	parts := append([]string(nil), r.Allowed...)
+	if o.allowedSel != nil {
+		parts = append(parts, "labels "+o.allowedSel.String())
+	}
+	o.allowedText = strings.Join(parts, ", ")
+	return o, nil
+}
+
+// check says why the object is not allowed, "" when it is. The reasons
+// read after "forbidden by ServingPolicy/<name>: ": "not in
+// nvidia-a100-*", "denied by nvidia-h100-*", "denied by labels tier=premium".
+func (o *objectRule) check(name string, lbls map[string]string) string {
+	if o == nil {
+		return ""
+	}
+	for _, p := range o.denied {
+		if nameMatches(p, name) {
+			return "denied by " + p
+		}
+	}
+	if o.deniedSel != nil && o.deniedSel.Matches(labels.Set(lbls)) {
+		return "denied by labels " + o.deniedSel.String()
+	}
+	if len(o.allowed) == 0 && o.allowedSel == nil {
+		return ""
+	}
+	for _, p := range o.allowed {
+		if nameMatches(p, name) {
+			return ""
+		}
+	}
+	if o.allowedSel != nil && o.allowedSel.Matches(labels.Set(lbls)) {
+		return ""
+	}
+	return "not in " + o.allowedText
+}
+
+// nameMatches: a pattern ending in "*" matches every name with the prefix
+// before it; any other pattern matches itself.
+func nameMatches(pattern, name string) bool {
+	if p, ok := strings.CutSuffix(pattern, "*"); ok {
+		return strings.HasPrefix(name, p)
+	}
+	return pattern == name
+}

@@ -1,0 +1,267 @@
+package policy
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
+)
+
+// Service is a resolved InferenceService as policy sees it.
+type Service struct {
+	Subject
+	Service       *v1beta1.InferenceService
+	RuntimeKind   string // ServingRuntime | ClusterServingRuntime
+	RuntimeName   string
+	RuntimeLabels map[string]string
+	// RuntimeSpec, when set, lets an image the runtime sets be named by
+	// its field in the runtime (ClusterServingRuntime/x
+	// spec.engineConfig.runner.image); without it the composed pod's
+	// container is named.
+	RuntimeSpec *v1beta1.ServingRuntimeSpec
+	Classes     map[string]*v1beta1.AcceleratorClass // by component, the classes pinned (engine; decoder when its own)
+	Roles       []merge.ComposedRole                 // merge.ComposeService's result for the pinned decision
+	// NamespaceInUse: accelerators (by resource name) of the *other*
+	// InferenceServices pinned in the namespace, each counted by
+	// Accelerators.
+	NamespaceInUse map[corev1.ResourceName]int64
+}
+
+// serviceCheck is one CheckService call's shared, lazily computed facts.
+type serviceCheck struct {
+	in      *Service
+	svcRef  string // "InferenceService <ns>/<name>"
+	acc     map[corev1.ResourceName]int64
+	accDone bool
+	sources []imageSource
+	srcDone bool
+}
+
+func (sc *serviceCheck) accelerators() map[corev1.ResourceName]int64 {
+	if !sc.accDone {
+		sc.acc, sc.accDone = Accelerators(sc.in.Roles, classList(sc.in.Classes)...), true
+	}
+	return sc.acc
+}
+
+// CheckService checks a resolved service against every policy that
+// applies to it. Violations are sorted by policy, then rule, then message.
+func (s *Set) CheckService(in Service) []Violation {
+	if in.Service != nil && in.ServiceLabels == nil {
+		in.ServiceLabels = in.Service.Labels
+		if in.ServiceLabels == nil {
+			in.ServiceLabels = map[string]string{}
+		}
+	}
+	pols := s.applicable(in.Subject)
+	if len(pols) == 0 {
+		return nil
+	}
+	sc := &serviceCheck{in: &in, svcRef: "InferenceService " + in.Namespace + "/"}
+	if in.Service != nil {
+		sc.svcRef += in.Service.Name
+	}
+	var vs []Violation
+	for _, c := range pols {
+		vs = c.checkPlacement(sc, vs)
+		vs = c.checkImagesOf(sc, vs)
+		vs = c.checkBudgets(sc, vs)
+		vs = c.checkLabels(sc, vs)
+		vs = c.checkCommands(sc, vs)
+	}
+	return sortViolations(vs)
+}
+
+// checkPlacement: the pinned classes and runtime are allowed.
+func (c *compiled) checkPlacement(sc *serviceCheck, vs []Violation) []Violation {
+	in := sc.in
+	if c.classes != nil {
+		for _, comp := range sortedKeys(in.Classes) {
+			cl := in.Classes[comp]
+			if cl == nil {
+				continue
+			}
+			if why := c.classes.check(cl.Name, cl.Labels); why != "" {
+				vs = append(vs, c.violation(RuleAcceleratorClasses, nil, "AcceleratorClass "+cl.Name+" is not allowed in namespace "+in.Namespace+": "+why))
+			}
+		}
+	}
+	if c.runtimes != nil && in.RuntimeName != "" {
+		if why := c.runtimes.check(in.RuntimeName, in.RuntimeLabels); why != "" {
+			var f *field.Path
+			if in.Service != nil && in.Service.Spec.Runtime != nil && in.Service.Spec.Runtime.Name != "" {
+				f = field.NewPath("spec", "runtime", "name")
+			}
+			vs = append(vs, c.violation(RuleRuntimes, f, runtimeKind(in.RuntimeKind)+" "+in.RuntimeName+" is not allowed in namespace "+in.Namespace+": "+why))
+		}
+	}
+	return vs
+}
+
+func runtimeKind(k string) string {
+	if k == "" {
+		return "runtime"
+	}
+	return k
+}
+
+// checkImagesOf checks every container and init container of every
+// composed role.
+func (c *compiled) checkImagesOf(sc *serviceCheck, vs []Violation) []Violation {
+	if c.images == nil {
+		return vs
+	}
+	if !sc.srcDone {
+		sc.sources, sc.srcDone = serviceImageSources(sc.in), true
+	}
+	for _, r := range sc.in.Roles {
+		if r.Pod == nil {
+			continue
+		}
+		for _, list := range [][]corev1.Container{r.Pod.Spec.InitContainers, r.Pod.Spec.Containers} {
+			for i := range list {
+				why := c.images.check(list[i].Image)
+				if why == "" {
+					continue
+				}
+				where, f := locateImage(sc.sources, r, &list[i])
+				vs = append(vs, c.violation(RuleImages, f, where+": "+why))
+			}
+		}
+	}
+	return vs
+}
+
+// checkBudgets: accelerators per service and per namespace, and cost.
+func (c *compiled) checkBudgets(sc *serviceCheck, vs []Violation) []Violation {
+	if c.maxSvc == nil && c.maxNS == nil && c.maxCost == nil {
+		return vs
+	}
+	in := sc.in
+	acc := sc.accelerators()
+	if c.maxSvc != nil {
+		if total := sumValues(acc); total > *c.maxSvc {
+			vs = append(vs, c.violation(RuleMaxAcceleratorsPerService, nil, sc.svcRef+" would use "+describeUse(acc)+", above the maximum of "+itoa(*c.maxSvc)+" per service"))
+		}
+	}
+	if c.maxNS != nil {
+		for _, r := range sortedResources(acc) {
+			if why := namespaceOver(in.Namespace, r, in.NamespaceInUse[r], acc[r], *c.maxNS); why != "" {
+				vs = append(vs, c.violation(RuleMaxAcceleratorsPerNamespace, nil, why))
+			}
+		}
+	}
+	if c.maxCost != nil {
+		milli, parts := serviceCost(in)
+		if max := c.maxCost.MilliValue(); milli > max {
+			vs = append(vs, c.violation(RuleMaxCostPerHour, nil, sc.svcRef+" would cost "+formatMilli(milli)+"/hour ("+strings.Join(parts, " + ")+"), above the maximum of "+formatMilli(max)+"/hour"))
+		}
+	}
+	return vs
+}
+
+// namespaceOver says why adding use of r to inUse breaks the budget, ""
+// when it does not: "namespace team-a would use 24 nvidia.com/gpu, above
+// its budget of 16 (16 of 16 nvidia.com/gpu in use)".
+func namespaceOver(ns string, r corev1.ResourceName, inUse, use, budget int64) string {
+	if use <= 0 || inUse+use <= budget {
+		return ""
+	}
+	return "namespace " + ns + " would use " + itoa(inUse+use) + " " + string(r) + ", above its budget of " + itoa(budget) +
+		" (" + itoa(inUse) + " of " + itoa(budget) + " " + string(r) + " in use)"
+}
+
+// checkLabels: every required label is set, non-empty.
+func (c *compiled) checkLabels(sc *serviceCheck, vs []Violation) []Violation {
+	if sc.in.Service == nil {
+		return vs
+	}
+	for _, l := range c.required {
+		if sc.in.Service.Labels[l] == "" {
+			vs = append(vs, c.violation(RuleRequiredLabels, field.NewPath("metadata", "labels").Key(l), "label "+l+" is required on every InferenceService in namespace "+sc.in.Namespace+", with a non-empty value"))
+		}
+	}
+	return vs
+}
+
+// checkCommands: with allowCommand false, no command set by the service.
+func (c *compiled) checkCommands(sc *serviceCheck, vs []Violation) []Violation {
+	if !c.noCmd || sc.in.Service == nil {
+		return vs
+	}
+	for _, f := range ServiceCommands(sc.in.Service) {
+		vs = append(vs, c.violation(RuleAllowCommand, f, f.String()+": setting a container command is not allowed in namespace "+sc.in.Namespace))
+	}
+	return vs
+}
+
+func classList(m map[string]*v1beta1.AcceleratorClass) []*v1beta1.AcceleratorClass {
+	out := make([]*v1beta1.AcceleratorClass, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		out = append(out, m[k])
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedResources(m map[corev1.ResourceName]int64) []corev1.ResourceName {
+	out := make([]corev1.ResourceName, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func sumValues(m map[corev1.ResourceName]int64) int64 {
+	var t int64
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
+// describeUse: "24 nvidia.com/gpu", or "24 accelerators (16 amd.com/gpu,
+// 8 nvidia.com/gpu)" for several resources.
+func describeUse(m map[corev1.ResourceName]int64) string {
+	rs := sortedResources(m)
+	if len(rs) == 1 {
+		return itoa(m[rs[0]]) + " " + string(rs[0])
+	}
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		parts = append(parts, itoa(m[r])+" "+string(r))
+	}
+	return itoa(sumValues(m)) + " accelerators (" + strings.Join(parts, ", ") + ")"
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// formatMilli writes thousandths as a decimal: 3500 is "3.5".
+func formatMilli(m int64) string {
+	neg := m < 0
+	if neg {
+		m = -m
+	}
+	s := strconv.FormatInt(m/1000, 10)
+	if f := m % 1000; f != 0 {
+		s += strings.TrimRight("."+strconv.FormatInt(1000+f, 10)[1:], "0")
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}

@@ -1,0 +1,55 @@
+package selection
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+// CodeForbiddenByPolicy: every candidate runtime or class that could serve
+// the service is forbidden by a policy (a Gate), or the runtime or class
+// the service names is.
+const CodeForbiddenByPolicy = "ForbiddenByPolicy"
+
+// Gate is an admission policy as selection sees it while choosing: a
+// runtime or class it forbids loses, with the line "forbidden by
+// <policy>: <why>" (policy is how the line names it, e.g.
+// "ServingPolicy/team-a"). An empty policy allows. policy.Set.Gate implements
+// it; selection knows nothing else of policies.
+type Gate interface {
+	// Runtime is asked about every runtime that could serve the model
+	// (kind is KindServingRuntime or KindClusterServingRuntime).
+	Runtime(kind, name string, labels map[string]string) (policy, why string)
+	// Class is asked about every class that qualifies for the service,
+	// with what the service would use of it.
+	Class(c *v1beta1.AcceleratorClass, use ClassUse) (policy, why string)
+}
+
+// ClassUse is what the service's engine would use of a class: PerPod
+// accelerators of Resource (the class's own resource name, as merge
+// translates it) per pod, Pods pods per group and Groups groups at most
+// (maxReplicas when set, else replicas). Other components are not counted
+// here; admission counts every component on the composed pods.
+type ClassUse struct {
+	PerPod   int64
+	Pods     int64
+	Groups   int64
+	Resource corev1.ResourceName
+}
+
+// Accelerators is PerPod × Pods × Groups.
+func (u ClassUse) Accelerators() int64 { return u.PerPod * u.Pods * u.Groups }
+
+// SelectOptions change how SelectWith chooses. The zero value is Select.
+type SelectOptions struct {
+	// Gate, when set, forbids runtimes and classes (a ServingPolicy).
+	Gate Gate
+}
+
+// forbiddenWhy is the losing reason of a candidate a gate forbids.
+func forbiddenWhy(policy, why string) string {
+	if why == "" {
+		return "forbidden by " + policy
+	}
+	return "forbidden by " + policy + ": " + why
+}
