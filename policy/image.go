@@ -15,7 +15,7 @@ const DefaultRegistry = "docker.io"
 // and returns its repository with the registry (docker.io when none is
 // named; docker.io/library/x for a single-segment x; index.docker.io is
 // docker.io) and, apart, its tag and digest (":1", "@sha256:...", or
-// both). The registry is lower-cased; the path is kept as written.
+// both). A registry host name is lower-cased; the path is kept as written.
 func NormalizeImage(ref string) (repo, suffix string, err error) {
 	if ref == "" {
 		return "", "", errors.New("empty image reference")
@@ -61,7 +61,12 @@ func splitDomain(name string) (domain, path string) {
 	if !strings.ContainsAny(first, ".:") && first != "localhost" && strings.ToLower(first) == first {
 		return DefaultRegistry, name
 	}
-	first = strings.ToLower(first)
+	if strings.ContainsAny(first, ".:") {
+		// Host names are case-insensitive; a bare upper-case first
+		// segment (a registry by Docker's rule) is kept as written, so
+		// that it still reads as a registry.
+		first = strings.ToLower(first)
+	}
 	if first == "index.docker.io" || first == "registry-1.docker.io" {
 		first = DefaultRegistry
 	}

@@ -46,6 +46,8 @@ type Options struct {
 	Models ModelOptions
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Policy configures ServingPolicy's reconciler half (policy.go).
+	Policy PolicyOptions
 }
 
 // Controller runs serving groups of InferenceServices.
@@ -84,6 +86,8 @@ type Controller struct {
 	exp        *expectations
 	recorder   record.EventRecorder
 	events     record.EventBroadcaster
+	// pol: ServingPolicy quotas and status, QuotaExceeded (policy.go).
+	pol *policyController
 
 	mu      sync.Mutex
 	backoff map[string]backoffMemory // by service key
@@ -129,6 +133,7 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 	c.exp = newExpectations(opts.ExpectationsTTL, opts.Now)
 	c.wireInformers()
 	c.wireModelInformers()
+	c.pol = newPolicyController(c)
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(kubescheme.AddToScheme(scheme))
@@ -206,6 +211,11 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		defer wg.Done()
 		wait.UntilWithContext(ctx, c.conflictWorker, time.Second)
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.pol.run(ctx)
+	}()
 	for range c.mopts.Workers {
 		wg.Add(1)
 		go func() {
@@ -270,6 +280,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	requeue, err := c.sync(ctx, key)
 	c.m.observeSync(time.Since(start), err)
 	switch {
+	case err != nil && c.quotaRetry(ctx, key, err):
+		// A ResourceQuota refused pods: said on the service, retried on
+		// its own backoff (quotaexceeded.go).
 	case err != nil:
 		c.log.Error("reconcile failed; retrying with backoff", "inferenceservice", key, "err", err)
 		c.queue.AddRateLimited(key)

@@ -109,6 +109,14 @@ func (c *Controller) writeStatus(ctx context.Context, isvc *v1beta1.InferenceSer
 	results []componentResult, dec *decision, unres *unresolved, pods []*corev1.Pod) error {
 	want := desiredStatus(isvc, topo, results, dec, unres)
 	c.recordMetrics(isvc, results)
+	c.servingPolicyConditions(isvc, &want)
+	return c.putStatus(ctx, isvc, want)
+}
+
+// putStatus writes want as the service's status when it differs from the
+// current one: the one status write path of a service (writeStatus, and
+// quotaRetry's QuotaExceeded condition).
+func (c *Controller) putStatus(ctx context.Context, isvc *v1beta1.InferenceService, want v1beta1.InferenceServiceStatus) error {
 	if apiequality.Semantic.DeepEqual(isvc.Status, want) {
 		return nil
 	}
