@@ -83,7 +83,9 @@ func TestCheckService(t *testing.T) {
 			want: []Violation{{Policy: "cost", Actions: deny, Rule: RuleMaxCostPerHour,
 				Message: "ServingPolicy/cost: InferenceService team-a/chat would cost 20/hour (8 × nvidia-a100-80gb at 2.5/hour), above the maximum of 19.99/hour"}}},
 		{name: "required labels", policy: MakePolicy("labels").Require("team", "cost-center").Obj(),
-			edit: func(s *Service) { s.Service = MakeService("team-a", "chat").Labels(map[string]string{"team": "", "cost-center": "42"}).Obj() },
+			edit: func(s *Service) {
+				s.Service = MakeService("team-a", "chat").Labels(map[string]string{"team": "", "cost-center": "42"}).Obj()
+			},
 			want: []Violation{{Policy: "labels", Actions: deny, Rule: RuleRequiredLabels, Field: field.NewPath("metadata", "labels").Key("team"),
 				Message: "ServingPolicy/labels: label team is required on every InferenceService in namespace team-a, with a non-empty value"}}},
 		{name: "command", policy: MakePolicy("cmd").NoCommand().Obj(),
@@ -99,7 +101,9 @@ func TestCheckService(t *testing.T) {
 		{name: "policy of another namespace", policy: MakePolicy("b").Namespaces(map[string]string{"team": "b"}).MaxPerService(0).Obj()},
 		{name: "service selector not matching", policy: MakePolicy("gpu").Services(map[string]string{"gpu": "yes"}).MaxPerService(0).Obj()},
 		{name: "service selector matching the service's labels", policy: MakePolicy("gpu").Services(map[string]string{"gpu": "yes"}).MaxPerService(0).Obj(),
-			edit: func(s *Service) { s.Service = MakeService("team-a", "chat").Labels(map[string]string{"gpu": "yes"}).Obj() },
+			edit: func(s *Service) {
+				s.Service = MakeService("team-a", "chat").Labels(map[string]string{"gpu": "yes"}).Obj()
+			},
 			want: []Violation{{Policy: "gpu", Actions: deny, Rule: RuleMaxAcceleratorsPerService,
 				Message: "ServingPolicy/gpu: InferenceService team-a/chat would use 8 nvidia.com/gpu, above the maximum of 0 per service"}}},
 		{name: "exempt namespace", policy: MakePolicy("all").MaxPerService(0).Obj(),
