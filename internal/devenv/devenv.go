@@ -13,6 +13,7 @@ import (
 	"github.com/berthdev/berth/deploy"
 	"github.com/berthdev/berth/internal/devenv/cluster"
 	"github.com/berthdev/berth/internal/devenv/fleet"
+	"github.com/berthdev/berth/internal/devenv/gang"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/devenv/kwok"
 	"github.com/berthdev/berth/internal/devenv/process"
@@ -61,6 +62,9 @@ type Env struct {
 	// Established. Up carries on without them so the rest still works; the
 	// e2e suite fails on it and the CLI prints it.
 	CRDErr error
+	// GangCRDs are the gang-scheduling CRDs installed next to berth's
+	// (package gang: the Coscheduling and Volcano PodGroups, ElasticQuota).
+	GangCRDs []string
 	// Components that were started, in order.
 	Components []Component
 	// Timings of each step, including those of the cluster.
@@ -178,12 +182,37 @@ func (env *Env) install(ctx context.Context, opts Options) (err error) {
 		return fmt.Errorf("install CRDs: none installed: %w", env.CRDErr)
 	}
 	env.step(opts.Log, "CRDs Established", t)
+	if err = env.installGang(ctx, opts); err != nil {
+		return err
+	}
 
 	t = time.Now()
 	if _, err = fleet.Apply(ctx, env.Kube, opts.Fleet, opts.Timeout); err != nil {
 		return fmt.Errorf("create the fake GPU fleet: %w", err)
 	}
 	env.step(opts.Log, "fleet Ready", t)
+	return nil
+}
+
+// installGang installs the gang-scheduling CRDs and, on the local control
+// plane (not an attached kind cluster), starts the second scheduler and
+// its PodGroup controller, which need those CRDs served.
+func (env *Env) installGang(ctx context.Context, opts Options) (err error) {
+	t := time.Now()
+	crds, err := gang.CRDs()
+	if err != nil {
+		return err
+	}
+	if env.GangCRDs, err = env.Applier.InstallCRDs(ctx, crds, opts.Timeout); err != nil {
+		return fmt.Errorf("install the gang-scheduling CRDs (internal/devenv/gang/crds): %w", err)
+	}
+	env.step(opts.Log, "gang CRDs Established", t)
+	if opts.Kubeconfig != "" {
+		return nil
+	}
+	if err = env.Cluster.StartGangScheduler(ctx); err != nil {
+		return fmt.Errorf("start the gang scheduler (scheduler-plugins %s): %w", cluster.SchedulerPluginsVersion, err)
+	}
 	return nil
 }
 

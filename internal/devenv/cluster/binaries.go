@@ -12,24 +12,38 @@ import (
 	"strings"
 )
 
-// Versions of the control plane. They must match the Makefile's K8S_VERSION
-// and KWOK_VERSION: the Makefile builds into these folders and Locate
-// looks there.
+// Versions of the control plane. They must match the Makefile's
+// K8S_VERSION, KWOK_VERSION and SCHED_PLUGINS_VERSION: the Makefile builds
+// into these folders and Locate looks there.
 const (
-	KubernetesVersion = "v1.34.4"
-	KwokVersion       = "v0.8.0"
+	KubernetesVersion       = "v1.34.4"
+	KwokVersion             = "v0.8.0"
+	SchedulerPluginsVersion = "v0.32.7"
 )
 
 // Binaries are the executables the local control plane runs.
 type Binaries struct {
 	Etcd, APIServer, ControllerManager, Scheduler, Kubectl, Kwok string
+	// SchedulerPlugins is sigs.k8s.io/scheduler-plugins' cmd/scheduler
+	// (kube-scheduler with the Coscheduling plugin), the second scheduler;
+	// SchedulerPluginsController its cmd/controller (PodGroup status).
+	SchedulerPlugins, SchedulerPluginsController string
 }
+
+// File names of the scheduler-plugins binaries, as `make deps` writes them
+// into bin/scheduler-plugins-<version>/ (upstream's deployment names: the
+// commands themselves are cmd/scheduler and cmd/controller).
+const (
+	SchedulerPluginsSchedulerBin  = "scheduler-plugins-scheduler"
+	SchedulerPluginsControllerBin = "scheduler-plugins-controller"
+)
 
 // DefaultBinaries are the ones `make deps` builds under root/bin, and etcd
 // from PATH (Debian's etcd-server), whether they exist or not. Most callers
 // want FindBinaries or EnsureBinaries.
 func DefaultBinaries(root string) Binaries {
 	k8s := filepath.Join(root, "bin", "k8s-"+KubernetesVersion)
+	sp := filepath.Join(root, "bin", "scheduler-plugins-"+SchedulerPluginsVersion)
 	etcd, err := exec.LookPath("etcd")
 	if err != nil {
 		etcd = "etcd"
@@ -41,6 +55,9 @@ func DefaultBinaries(root string) Binaries {
 		Scheduler:         filepath.Join(k8s, "kube-scheduler"),
 		Kubectl:           filepath.Join(k8s, "kubectl"),
 		Kwok:              filepath.Join(root, "bin", "kwok-"+KwokVersion, "kwok"),
+
+		SchedulerPlugins:           filepath.Join(sp, SchedulerPluginsSchedulerBin),
+		SchedulerPluginsController: filepath.Join(sp, SchedulerPluginsControllerBin),
 	}
 }
 
@@ -50,6 +67,7 @@ func (b Binaries) Missing() []string {
 	for _, e := range []struct{ name, path string }{
 		{"etcd", b.Etcd}, {"kube-apiserver", b.APIServer}, {"kube-controller-manager", b.ControllerManager},
 		{"kube-scheduler", b.Scheduler}, {"kubectl", b.Kubectl}, {"kwok", b.Kwok},
+		{SchedulerPluginsSchedulerBin, b.SchedulerPlugins}, {SchedulerPluginsControllerBin, b.SchedulerPluginsController},
 	} {
 		if !isExecutable(e.path) {
 			missing = append(missing, fmt.Sprintf("%s (%s)", e.name, e.path))
@@ -72,7 +90,7 @@ func isExecutable(path string) bool {
 
 // KubeBinDirEnv names a folder holding the control plane's binaries,
 // searched first: either the layout `make deps` writes (k8s-v1.34.4/,
-// kwok-v0.8.0/) or the binaries themselves.
+// kwok-v0.8.0/, scheduler-plugins-v0.32.7/) or the binaries themselves.
 const KubeBinDirEnv = "BERTH_KUBE_BIN_DIR"
 
 // SearchDirs lists the folders searched for the binaries, in order:
@@ -98,7 +116,8 @@ func joinIf(root, elem string) string {
 }
 
 // Locate finds each binary in dirs — in the versioned folder `make deps`
-// writes (<dir>/k8s-v1.34.4/kube-apiserver, <dir>/kwok-v0.8.0/kwok), then
+// writes (<dir>/k8s-v1.34.4/kube-apiserver, <dir>/kwok-v0.8.0/kwok,
+// <dir>/scheduler-plugins-v0.32.7/scheduler-plugins-scheduler), then
 // directly in <dir> — and then in $PATH (lookPath). It returns the
 // binaries found and the names of those that are not; a missing one keeps
 // its bare name as path. isExec and lookPath are the file system, passed
@@ -119,7 +138,7 @@ func Locate(dirs []string, isExec func(string) bool, lookPath func(string) (stri
 		missing = append(missing, name)
 		return name
 	}
-	k8s, kwok := "k8s-"+KubernetesVersion, "kwok-"+KwokVersion
+	k8s, kwok, sp := "k8s-"+KubernetesVersion, "kwok-"+KwokVersion, "scheduler-plugins-"+SchedulerPluginsVersion
 	b := Binaries{
 		Etcd:              find("etcd", ""),
 		APIServer:         find("kube-apiserver", k8s),
@@ -127,6 +146,9 @@ func Locate(dirs []string, isExec func(string) bool, lookPath func(string) (stri
 		Scheduler:         find("kube-scheduler", k8s),
 		Kubectl:           find("kubectl", k8s),
 		Kwok:              find("kwok", kwok),
+
+		SchedulerPlugins:           find(SchedulerPluginsSchedulerBin, sp),
+		SchedulerPluginsController: find(SchedulerPluginsControllerBin, sp),
 	}
 	return b, missing
 }
@@ -141,9 +163,9 @@ func FindBinaries(root string) (Binaries, error) {
 	if len(missing) == 0 {
 		return b, nil
 	}
-	return b, fmt.Errorf("the local control plane needs %s (Kubernetes %s, kwok %s, etcd), not found in %s or $PATH; "+
+	return b, fmt.Errorf("the local control plane needs %s (Kubernetes %s, kwok %s, scheduler-plugins %s, etcd), not found in %s or $PATH; "+
 		"build them with `make deps` in a berth checkout and run from there, or set %s to its bin/ folder",
-		strings.Join(missing, ", "), KubernetesVersion, KwokVersion, strings.Join(dirs, ", "), KubeBinDirEnv)
+		strings.Join(missing, ", "), KubernetesVersion, KwokVersion, SchedulerPluginsVersion, strings.Join(dirs, ", "), KubeBinDirEnv)
 }
 
 // executableDir is the folder of the running executable, "" if unknown.

@@ -189,6 +189,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		c.KubeconfigPath: c.pki.AdminToken,
 		filepath.Join(c.RunDir, "scheduler.kubeconfig"):          c.pki.SchedulerToken,
 		filepath.Join(c.RunDir, "controller-manager.kubeconfig"): c.pki.ControllerManagerToken,
+		filepath.Join(c.RunDir, "scheduler-plugins.kubeconfig"):  c.pki.SchedulerPluginsToken,
 	}
 	for path, token := range kubeconfigs {
 		if err := WriteKubeconfig(path, c.APIServerURL, c.CAPEM, token); err != nil {

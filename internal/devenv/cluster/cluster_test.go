@@ -48,6 +48,8 @@ func TestArgsBindLoopbackOnly(t *testing.T) {
 		"kube-scheduler":     schedulerArgs("k", 4, "/c"),
 		"controller-manager": controllerManagerArgs("k", p, 5, "/c"),
 		"kwok":               kwokArgs("k", []string{"a.yaml", "b.yaml"}, 6),
+		"scheduler-plugins":  gangSchedulerArgs("cfg", "k", 7, "/c"),
+		"sp-controller":      gangControllerArgs("k", 8),
 	}
 	for name, args := range all {
 		joined := strings.Join(args, " ")
@@ -55,7 +57,7 @@ func TestArgsBindLoopbackOnly(t *testing.T) {
 			assert.NotContains(t, joined, wildcard, name)
 		}
 		for _, a := range args {
-			if strings.HasPrefix(a, "--bind-address=") || strings.HasPrefix(a, "--listen-") || strings.HasPrefix(a, "--server-address=") {
+			if strings.HasPrefix(a, "--bind-address=") || strings.HasPrefix(a, "--listen-") || strings.HasPrefix(a, "--server-address=") || strings.HasPrefix(a, "--probeAddr=") {
 				assert.Contains(t, a, "127.0.0.1", "%s: %s", name, a)
 			}
 		}
@@ -65,6 +67,8 @@ func TestArgsBindLoopbackOnly(t *testing.T) {
 	assert.Contains(t, all["kube-apiserver"], "--service-account-signing-key-file=sa")
 	assert.Contains(t, all["controller-manager"], "--service-account-private-key-file=sa")
 	assert.Equal(t, 2, strings.Count(strings.Join(all["kwok"], " "), "--config="), "one --config per Stage file")
+	assert.Contains(t, all["sp-controller"], "--metricsAddr=0", "no metrics server (its default is :8080 on every address)")
+	assert.Contains(t, all["sp-controller"], "--enableLeaderElection=false")
 }
 
 func TestMissingBinaries(t *testing.T) {
@@ -73,12 +77,14 @@ func TestMissingBinaries(t *testing.T) {
 	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755))
 	plain := filepath.Join(dir, "plain")
 	require.NoError(t, os.WriteFile(plain, []byte("x"), 0o644))
-	b := Binaries{Etcd: exe, APIServer: exe, ControllerManager: exe, Scheduler: plain, Kubectl: filepath.Join(dir, "nope"), Kwok: exe}
+	b := Binaries{Etcd: exe, APIServer: exe, ControllerManager: exe, Scheduler: plain, Kubectl: filepath.Join(dir, "nope"), Kwok: exe,
+		SchedulerPlugins: exe}
 	assert.Equal(t, []string{
 		"kube-scheduler (" + plain + ")",
 		"kubectl (" + filepath.Join(dir, "nope") + ")",
+		"scheduler-plugins-controller ()",
 	}, b.Missing())
-	b.Scheduler, b.Kubectl = exe, exe
+	b.Scheduler, b.Kubectl, b.SchedulerPluginsController = exe, exe, exe
 	assert.Empty(t, b.Missing())
 }
 
@@ -105,7 +111,8 @@ func TestStartFailureNamesTheProcessAndCleansUp(t *testing.T) {
 	dir := t.TempDir()
 	fail := filepath.Join(dir, "fake-etcd")
 	require.NoError(t, os.WriteFile(fail, []byte("#!/bin/sh\necho 'etcdmain: listen tcp 127.0.0.1:2379: bind: address already in use' >&2\nexit 1\n"), 0o755))
-	b := Binaries{Etcd: fail, APIServer: fail, ControllerManager: fail, Scheduler: fail, Kubectl: fail, Kwok: fail}
+	b := Binaries{Etcd: fail, APIServer: fail, ControllerManager: fail, Scheduler: fail, Kubectl: fail, Kwok: fail,
+		SchedulerPlugins: fail, SchedulerPluginsController: fail}
 	tmp := t.TempDir() // Start's run folder goes here, away from other runs
 	t.Setenv("TMPDIR", tmp)
 
@@ -153,29 +160,38 @@ func TestLocate(t *testing.T) {
 		path        map[string]string
 		wantAPI     string
 		wantKwok    string
+		wantSP      string
+		wantSPCtrl  string
 		wantMissing []string
 	}{
 		{
-			name:        "the make deps layout in the first folder wins",
-			files:       []string{"/a/k8s-v1.34.4/kube-apiserver", "/a/kube-apiserver", "/b/k8s-v1.34.4/kube-apiserver", "/a/kwok-v0.8.0/kwok"},
+			name: "the make deps layout in the first folder wins",
+			files: []string{"/a/k8s-v1.34.4/kube-apiserver", "/a/kube-apiserver", "/b/k8s-v1.34.4/kube-apiserver", "/a/kwok-v0.8.0/kwok",
+				"/b/scheduler-plugins-v0.32.7/scheduler-plugins-scheduler", "/a/scheduler-plugins-controller"},
 			path:        map[string]string{"etcd": "/usr/bin/etcd"},
 			wantAPI:     "/a/k8s-v1.34.4/kube-apiserver",
 			wantKwok:    "/a/kwok-v0.8.0/kwok",
+			wantSP:      "/b/scheduler-plugins-v0.32.7/scheduler-plugins-scheduler",
+			wantSPCtrl:  "/a/scheduler-plugins-controller",
 			wantMissing: []string{"kube-controller-manager", "kube-scheduler", "kubectl"},
 		},
 		{
-			name:     "a flat folder, then a later folder",
-			files:    []string{"/a/kube-apiserver", "/b/kwok"},
-			path:     map[string]string{"etcd": "/usr/bin/etcd", "kube-controller-manager": "/usr/bin/kube-controller-manager", "kube-scheduler": "/usr/bin/kube-scheduler", "kubectl": "/usr/bin/kubectl"},
-			wantAPI:  "/a/kube-apiserver",
-			wantKwok: "/b/kwok",
+			name:       "a flat folder, then a later folder",
+			files:      []string{"/a/kube-apiserver", "/b/kwok", "/a/scheduler-plugins-scheduler", "/b/scheduler-plugins-controller"},
+			path:       map[string]string{"etcd": "/usr/bin/etcd", "kube-controller-manager": "/usr/bin/kube-controller-manager", "kube-scheduler": "/usr/bin/kube-scheduler", "kubectl": "/usr/bin/kubectl"},
+			wantAPI:    "/a/kube-apiserver",
+			wantKwok:   "/b/kwok",
+			wantSP:     "/a/scheduler-plugins-scheduler",
+			wantSPCtrl: "/b/scheduler-plugins-controller",
 		},
 		{
 			name:        "PATH last",
 			path:        map[string]string{"kube-apiserver": "/usr/local/bin/kube-apiserver"},
 			wantAPI:     "/usr/local/bin/kube-apiserver",
 			wantKwok:    "kwok",
-			wantMissing: []string{"etcd", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok"},
+			wantSP:      "scheduler-plugins-scheduler",
+			wantSPCtrl:  "scheduler-plugins-controller",
+			wantMissing: []string{"etcd", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "scheduler-plugins-scheduler", "scheduler-plugins-controller"},
 		},
 	}
 	for _, tc := range tests {
@@ -193,6 +209,8 @@ func TestLocate(t *testing.T) {
 			b, missing := Locate([]string{"/a", "/b"}, isExec, lookPath)
 			assert.Equal(t, tc.wantAPI, b.APIServer)
 			assert.Equal(t, tc.wantKwok, b.Kwok)
+			assert.Equal(t, tc.wantSP, b.SchedulerPlugins)
+			assert.Equal(t, tc.wantSPCtrl, b.SchedulerPluginsController)
 			assert.Equal(t, tc.wantMissing, missing)
 		})
 	}
@@ -204,7 +222,8 @@ func TestFindBinariesSaysWhatToDo(t *testing.T) {
 	t.Setenv("PATH", empty)
 	_, err := FindBinaries("")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "needs etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok")
+	assert.Contains(t, err.Error(), "needs etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, scheduler-plugins-scheduler, scheduler-plugins-controller")
+	assert.Contains(t, err.Error(), "scheduler-plugins v0.32.7")
 	assert.Contains(t, err.Error(), "not found in "+empty)
 	assert.Contains(t, err.Error(), "`make deps`")
 	assert.Contains(t, err.Error(), KubeBinDirEnv)

@@ -26,6 +26,9 @@ type pki struct {
 	CAPEM                     []byte
 
 	AdminToken, SchedulerToken, ControllerManagerToken string
+	// SchedulerPluginsToken is shared by the scheduler-plugins scheduler
+	// and its controller (see StartGangScheduler).
+	SchedulerPluginsToken string
 }
 
 func writePKI(dir string) (*pki, error) {
@@ -84,7 +87,7 @@ func writePKI(dir string) (*pki, error) {
 		TokensFile: filepath.Join(dir, "tokens.csv"),
 		CAPEM:      pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 	}
-	for _, tok := range []*string{&p.AdminToken, &p.SchedulerToken, &p.ControllerManagerToken} {
+	for _, tok := range []*string{&p.AdminToken, &p.SchedulerToken, &p.ControllerManagerToken, &p.SchedulerPluginsToken} {
 		if *tok, err = randomToken(); err != nil {
 			return nil, err
 		}
@@ -101,8 +104,11 @@ func writePKI(dir string) (*pki, error) {
 	// (--use-service-account-credentials=false), so it needs more than the
 	// bootstrap system:kube-controller-manager role: it gets system:masters.
 	// The scheduler uses the bootstrap identity that RBAC already binds.
-	tokens := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n%s,system:kube-scheduler,kube-scheduler\n%s,system:kube-controller-manager,kube-controller-manager,\"system:masters\"\n",
-		p.AdminToken, p.SchedulerToken, p.ControllerManagerToken)
+	// The scheduler-plugins scheduler and controller also read and write
+	// PodGroups and ElasticQuotas, which no bootstrap role covers: in this
+	// throw-away cluster they get system:masters rather than RBAC objects.
+	tokens := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n%s,system:kube-scheduler,kube-scheduler\n%s,system:kube-controller-manager,kube-controller-manager,\"system:masters\"\n%s,scheduler-plugins,scheduler-plugins,\"system:masters\"\n",
+		p.AdminToken, p.SchedulerToken, p.ControllerManagerToken, p.SchedulerPluginsToken)
 	files := map[string][]byte{
 		p.CAFile:     p.CAPEM,
 		p.CertFile:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),

@@ -74,7 +74,8 @@ func TestRepositoryCRDsDecode(t *testing.T) {
 	require.NotEmpty(t, objs)
 	for _, o := range objs {
 		assert.Equal(t, "CustomResourceDefinition", o.GetKind(), o.String())
-		assert.True(t, strings.HasPrefix(o.Source, "deploy/crds/ome.io_"), o.Source)
+		// berth's groups: ome.io (OME's kinds) and policy.berth.dev.
+		assert.True(t, strings.HasPrefix(o.Source, "deploy/crds/ome.io_") || strings.HasPrefix(o.Source, "deploy/crds/policy.berth.dev_"), o.Source)
 	}
 	onDisk, err := ReadObjects(filepath.Join("..", "..", "..", "deploy", "crds"))
 	require.NoError(t, err)
