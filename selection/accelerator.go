@@ -25,10 +25,17 @@ type classEval struct {
 	noFit     bool   // the group's accelerator memory does not hold the model
 	perPod    int64  // accelerators per pod on this class (its configurations applied)
 	available bool
+	// forbidden is the losing reason a Gate gave ("forbidden by
+	// ServingPolicy/team-a: not in nvidia-a100-*"), "" when allowed.
+	forbidden string
+	policy    string // the policy that forbids it
 }
 
 // qualifies: the class may run the service (room aside).
-func (ce *classEval) qualifies() bool { return ce.unmet == "" && !ce.foreign && !ce.noFit }
+func (ce *classEval) qualifies() bool { return ce.servable() && ce.forbidden == "" }
+
+// servable: the class could run the service were no policy in force.
+func (ce *classEval) servable() bool { return ce.unmet == "" && !ce.foreign && !ce.noFit }
 
 // classScratch is the per-decision working set for "every class" (200 in
 // the benchmark), pooled so that a decision does not leave it to the GC.
@@ -93,6 +100,10 @@ type classRequest struct {
 	// service's nodeSelector labels; a class is a key when it has any such
 	// node. Nil without a nodeSelector.
 	selCap map[*classEntry]int64
+	// gate, when set, forbids classes; groups is the engine's groups at
+	// most (maxReplicas, else replicas), for its ClassUse.
+	gate   Gate
+	groups int64
 }
 
 // hasReadyNode: the class has a Ready node (with the service's
@@ -219,12 +230,15 @@ func (x *Index) classRequestLocked(cr *classRequest, isvc *v1beta1.InferenceServ
 // preferenceOrder, else the strategy. Among equals a class whose nodes have
 // room for a whole group comes first; when none has room the best class is
 // still chosen and marked unavailable.
-func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry, m *modelEntry, lb *lineBuf) (*classChoice, *Error) {
+func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEntry, m *modelEntry, lb *lineBuf, gate Gate) (*classChoice, *Error) {
 	// On the stack: a decision allocates only what it returns.
 	var request classRequest
 	cr := &request
 	if err := x.classRequestLocked(cr, isvc, rt, m); err != nil {
 		return nil, err
+	}
+	if gate != nil {
+		cr.gate, cr.groups = gate, engineGroups(isvc, rt.spec)
 	}
 	if !x.asksForAccelerator(isvc, rt.spec, cr.nd) {
 		return &classChoice{available: true, chosenBy: ChosenByNone}, nil
@@ -345,6 +359,11 @@ func (x *Index) evaluateClassesLocked(cr *classRequest, cands []*classEval) {
 		default:
 			ce.noFit = groupMemory(cr.groupGPUs(ce), c.memory) < cr.fit.bytes
 		}
+		if cr.gate != nil {
+			cr.askGate(ce)
+		} else if ce.forbidden != "" {
+			ce.forbidden, ce.policy = "", ""
+		}
 		if !ce.qualifies() {
 			continue
 		}
@@ -378,6 +397,9 @@ func pickAnnotated(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	if ce == nil {
 		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is not supported by " + cr.rt.ref + " (supportedClasses: " + cr.supportedList + "); choose one of those or another runtime"}
 	}
+	if ce.forbidden != "" {
+		return classPick{}, &Error{Code: CodeForbiddenByPolicy, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is " + whyNot(cr, ce) + "; choose an allowed class or remove the annotation to auto-select one"}
+	}
 	if !ce.qualifies() {
 		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " does not qualify: " + whyNot(cr, ce)}
 	}
@@ -388,9 +410,12 @@ func pickAnnotated(cr *classRequest, cands []*classEval) (classPick, *Error) {
 // available one before one without room.
 func pickPreferred(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	var winner *classEval
-	var why []string
+	var why, forbidden []string
 	for _, p := range cr.preferred {
 		ce := byName(cands, p)
+		if ce != nil && ce.forbidden != "" && ce.servable() {
+			forbidden = appendUnique(forbidden, ce.policy)
+		}
 		switch {
 		case ce == nil:
 			why = append(why, "AcceleratorClass/"+p+": not supported by "+cr.rt.ref+" (supportedClasses: "+cr.supportedList+")")
@@ -402,6 +427,9 @@ func pickPreferred(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	}
 	if winner == nil {
 		sort.Strings(why)
+		if len(forbidden) > 0 {
+			return classPick{}, &Error{Code: CodeForbiddenByPolicy, Reason: cr.svc() + ": no class in spec.acceleratorSelector.preferredClasses fits and is allowed (forbidden by " + strings.Join(forbidden, ", ") + "); list an allowed class", Candidates: dedupSorted(why)}
+		}
 		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc() + ": no class in spec.acceleratorSelector.preferredClasses fits; relax requiredCapabilities or list another class", Candidates: dedupSorted(why)}
 	}
 	return classPick{winner: winner, mode: modePreferred}, nil
@@ -435,11 +463,18 @@ func pickRanked(cr *classRequest, cands []*classEval, m *modelEntry, isvc *v1bet
 }
 
 func noClassError(cr *classRequest, cands []*classEval) *Error {
-	var why []string
+	var why, forbidden []string
 	for _, ce := range cands {
 		why = append(why, "AcceleratorClass/"+ce.c.name+": "+whyNot(cr, ce))
+		if ce.forbidden != "" && ce.servable() {
+			forbidden = appendUnique(forbidden, ce.policy)
+		}
 	}
 	sort.Strings(why)
+	if len(forbidden) > 0 {
+		sort.Strings(forbidden)
+		return &Error{Code: CodeForbiddenByPolicy, Reason: cr.svc() + ": every AcceleratorClass that could serve it with " + cr.rt.ref + " is forbidden by " + strings.Join(forbidden, ", ") + "; ask the cluster admin, or change the service to fit an allowed class", Candidates: why}
+	}
 	reason := cr.svc() + ": no AcceleratorClass qualifies for " + cr.rt.ref
 	if len(cands) == 0 {
 		reason = cr.svc() + ": " + cr.rt.ref + " spec.acceleratorRequirements.supportedClasses names no existing AcceleratorClass (" + cr.supportedList + ")"

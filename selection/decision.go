@@ -81,8 +81,15 @@ func (e *Error) Error() string {
 // Select resolves model, runtime and AcceleratorClass for an
 // InferenceService. It reads only x, never mutates its argument, and gives
 // the same Decision for the same objects in any insertion order. On failure
-// the error is an *Error.
+// the error is an *Error. It is SelectWith with no options.
 func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
+	return x.SelectWith(isvc, SelectOptions{})
+}
+
+// SelectWith is Select with options: a Gate makes the runtimes and classes
+// it forbids lose ("forbidden by ServingPolicy/<name>: <why>"), so
+// auto-selection picks an allowed one; see the package doc.
+func (x *Index) SelectWith(isvc *v1beta1.InferenceService, opts SelectOptions) (*Decision, error) {
 	if isvc == nil {
 		return nil, &Error{Code: CodeInvalidInput, Reason: "no InferenceService given"}
 	}
@@ -93,7 +100,7 @@ func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
 		return nil, err
 	}
 	proto := requestedProtocol(isvc)
-	rc, err := x.selectRuntimeLocked(isvc, m, proto)
+	rc, err := x.selectRuntimeLocked(isvc, m, proto, opts.Gate)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +110,7 @@ func (x *Index) Select(isvc *v1beta1.InferenceService) (*Decision, error) {
 	// prefix) before runtime lines ("ClusterServingRuntime/...",
 	// "ServingRuntime/...", losers ordered by prefix). No string sort needed.
 	lb := getLineBuf()
-	cc, err := x.selectClassLocked(isvc, rc.e, m, lb)
+	cc, err := x.selectClassLocked(isvc, rc.e, m, lb, opts.Gate)
 	if err != nil {
 		lb.release()
 		return nil, err

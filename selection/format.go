@@ -25,6 +25,7 @@ type runtimeEntry struct {
 	sizeErr      string
 	protocolText string
 	protocols    []v1beta1.ProtocolVersion
+	labels       map[string]string // the object's labels, for a Gate
 }
 
 // formatEntry is one supportedModelFormats item. The deprecated top-level

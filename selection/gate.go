@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
 )
 
 // CodeForbiddenByPolicy: every candidate runtime or class that could serve
@@ -52,4 +53,35 @@ func forbiddenWhy(policy, why string) string {
 		return "forbidden by " + policy
 	}
 	return "forbidden by " + policy + ": " + why
+}
+
+// appendUnique appends s unless list has it (a handful of policies).
+func appendUnique(list []string, s string) []string {
+	for _, v := range list {
+		if v == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// askGate records whether the gate forbids the class, given what the
+// engine would use of it.
+func (cr *classRequest) askGate(ce *classEval) {
+	use := ClassUse{PerPod: ce.perPod, Pods: cr.nd.pods, Groups: cr.groups, Resource: ce.c.resourceFor(cr.classNeed(ce))}
+	policy, why := cr.gate.Class(ce.c.obj, use)
+	ce.forbidden, ce.policy = "", policy
+	if policy != "" {
+		ce.forbidden = forbiddenWhy(policy, why)
+	}
+}
+
+// engineGroups is the engine's groups at most, as merge counts them:
+// maxReplicas when set, else its desired replicas.
+func engineGroups(isvc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec) int64 {
+	t := merge.Topology(isvc, rt)[0]
+	if t.MaxReplicas > 0 {
+		return int64(t.MaxReplicas)
+	}
+	return int64(t.Replicas)
 }

@@ -114,7 +114,9 @@ func (x *Index) UpsertServingRuntime(o *v1beta1.ServingRuntime) {
 		return
 	}
 	c := o.DeepCopy()
-	x.putRuntime(compileRuntime(KindServingRuntime, c.Namespace, c.Name, c.CreationTimestamp.Time, &c.Spec))
+	e := compileRuntime(KindServingRuntime, c.Namespace, c.Name, c.CreationTimestamp.Time, &c.Spec)
+	e.labels = c.Labels
+	x.putRuntime(e)
 }
 
 // DeleteServingRuntime removes a namespaced runtime.
@@ -130,7 +132,9 @@ func (x *Index) UpsertClusterServingRuntime(o *v1beta1.ClusterServingRuntime) {
 		return
 	}
 	c := o.DeepCopy()
-	x.putRuntime(compileRuntime(KindClusterServingRuntime, "", c.Name, c.CreationTimestamp.Time, &c.Spec))
+	e := compileRuntime(KindClusterServingRuntime, "", c.Name, c.CreationTimestamp.Time, &c.Spec)
+	e.labels = c.Labels
+	x.putRuntime(e)
 }
 
 // DeleteClusterServingRuntime removes a cluster runtime.

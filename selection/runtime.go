@@ -2,6 +2,7 @@ package selection
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -101,7 +102,7 @@ func requestedProtocol(isvc *v1beta1.InferenceService) v1beta1.ProtocolVersion {
 // selectRuntimeLocked picks the runtime: the named one, fully checked, or
 // the best auto-selectable one. Every other runtime that lists the model's
 // format gets one line saying why it lost.
-func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntry, proto v1beta1.ProtocolVersion) (*runtimeChoice, *Error) {
+func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntry, proto v1beta1.ProtocolVersion, gate Gate) (*runtimeChoice, *Error) {
 	svc := serviceRef(isvc)
 	if ref := isvc.Spec.Runtime; ref != nil && ref.Name != "" {
 		e, err := x.lookupRuntimeLocked(isvc, ref)
@@ -109,11 +110,16 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 			return nil, err
 		}
 		c := e.check(m, proto)
+		if !c.ok && !c.sizeUnknown {
+			return nil, &Error{Code: CodeRuntimeIncompatible, Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason.String() + "; fix the runtime or remove spec.runtime to auto-select one"}
+		}
+		if gate != nil {
+			if policy, why := gate.Runtime(e.kind, e.name, e.labels); policy != "" {
+				return nil, &Error{Code: CodeForbiddenByPolicy, Reason: svc + ": spec.runtime.name: " + e.ref + " is " + forbiddenWhy(policy, why) + "; name an allowed runtime or remove spec.runtime to auto-select one"}
+			}
+		}
 		if c.sizeUnknown {
 			return &runtimeChoice{e: e, warnings: []string{m.model.Ref() + " declares no spec.modelParameterSize, so it was not checked against the size range " + e.sizesText + " of " + e.ref}}, nil
-		}
-		if !c.ok {
-			return nil, &Error{Code: CodeRuntimeIncompatible, Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason.String() + "; fix the runtime or remove spec.runtime to auto-select one"}
 		}
 		return &runtimeChoice{e: e}, nil
 	}
@@ -129,14 +135,22 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 	// placeholder for each candidate; once the winner is known the
 	// candidates' placeholders get their reason.
 	sc := runtimeScratchPool.Get().(*runtimeScratch)
+	var forbidden []string // the policies that forbid a runtime that could serve
 	for _, b := range buckets {
 		for _, e := range b {
 			c := e.check(m, proto)
+			var policy, pwhy string
+			if gate != nil && c.ok && c.autoSelect {
+				policy, pwhy = gate.Runtime(e.kind, e.name, e.labels)
+			}
 			switch {
 			case !c.ok:
 				sc.losers = append(sc.losers, runtimeLoser{e: e, why: c.reason, cand: -1})
 			case !c.autoSelect:
 				sc.losers = append(sc.losers, runtimeLoser{e: e, why: because("matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)"), cand: -1})
+			case policy != "":
+				sc.losers = append(sc.losers, runtimeLoser{e: e, why: because(forbiddenWhy(policy, pwhy)), cand: -1})
+				forbidden = appendUnique(forbidden, policy)
 			default:
 				cand := candidate{e: e, priority: c.priority}
 				cand.open, cand.dist = e.sizes.closeness(m.model.Size)
@@ -164,6 +178,10 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		sc.release()
 		losers := lb.lines()
 		reason := svc + ": no runtime can serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + ")"
+		if len(forbidden) > 0 {
+			reason += ": every runtime that could is forbidden by " + strings.Join(forbidden, ", ") + "; ask the cluster admin, or fix one of these runtimes"
+			return nil, &Error{Code: CodeForbiddenByPolicy, Reason: reason, Candidates: losers}
+		}
 		if len(losers) == 0 {
 			reason += ": no ServingRuntime in namespace " + quoteNS(isvc.Namespace) + " and no ClusterServingRuntime lists format " + m.model.Spec.ModelFormat.Name + "; create one with an autoSelect entry for it"
 		} else {

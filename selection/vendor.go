@@ -71,7 +71,11 @@ func appendWhyNot(b []byte, cr *classRequest, ce *classEval) []byte {
 			b = append(b, "; "...)
 		}
 	}
+	if ce.forbidden != "" {
+		b = append(b, ce.forbidden...)
+	}
 	if ce.foreign {
+		sep()
 		for _, p := range foreignParts(cr, ce.c) {
 			b = append(b, p...)
 		}
