@@ -143,6 +143,43 @@
 // unavailable ("matches no Ready node" when it has none). Explicit names
 // that do not exist, or that do not qualify, are errors.
 //
+// # Policies: SelectWith and a Gate
+//
+// SelectWith(isvc, SelectOptions{Gate: g}) is Select with an admission
+// policy consulted while choosing (policy.Set.Gate is the Gate berth
+// uses; selection knows nothing else of policies). Select is SelectWith
+// with no options.
+//
+//   - Runtimes: every runtime that would otherwise be an auto-selection
+//     candidate is asked about (Gate.Runtime: kind, name, labels). A
+//     forbidden one loses with the line "ClusterServingRuntime/vllm:
+//     forbidden by ServingPolicy/rt: not in sglang*"; the best allowed
+//     one wins. When every candidate is forbidden the error is
+//     CodeForbiddenByPolicy ("no runtime can serve ...: every runtime that
+//     could is forbidden by ServingPolicy/rt; ..."), one line per runtime.
+//     A runtime named in spec.runtime that the gate forbids is
+//     CodeForbiddenByPolicy, naming the policy.
+//   - Classes: every candidate class is asked about (Gate.Class), with the
+//     engine's ClassUse on it: accelerators per pod on that class (its
+//     acceleratorConfigurations applied), pods per group, groups at most
+//     (maxReplicas, else replicas, as merge.Topology counts them) and the
+//     class's resource, so a budget or a cost can make a class lose. A
+//     forbidden class does not qualify; its line puts the policy first:
+//     "AcceleratorClass/nvidia-h100-80gb: forbidden by
+//     ServingPolicy/team-a: not in nvidia-a100-*", followed by any other
+//     reason it fails ("; does not hold the model: ..."). When no class
+//     qualifies and at least one would have but for a policy, the error is
+//     CodeForbiddenByPolicy: "every AcceleratorClass that could serve it
+//     with <runtime> is forbidden by ServingPolicy/team-a; ...", one line
+//     per candidate. When no class would serve anyway it stays
+//     CodeNoAcceleratorClass (the lines still name the policies). The
+//     annotation ome.io/accelerator-class naming a forbidden class, and
+//     preferredClasses whose only fitting entries are forbidden, are
+//     CodeForbiddenByPolicy too.
+//
+// The gate counts only the engine (ClassUse); admission checks the whole
+// composed service afterwards (policy.Set.CheckService).
+//
 // # Metrics
 //
 // selection keeps no counters: Select also runs for dry checks (the
@@ -156,7 +193,8 @@
 //     class was chosen whose Ready nodes have no room for a group.
 //   - Code(err): the denial's kind (ModelNotFound, NoRuntime,
 //     RuntimeIncompatible, AcceleratorClassNotFound, NoAcceleratorClass,
-//     ...; the Code* constants), "" for errors that are not selection's.
+//     ForbiddenByPolicy, ...; the Code* constants), "" for errors that are
+//     not selection's.
 //     ModelMetadataPending is the one code that is not a denial.
 //
 // A webhook would export, e.g., berth_selection_decisions_total{runtime,
