@@ -51,12 +51,12 @@
 //     "ServingPolicy/team-a: AcceleratorClass nvidia-h100-80gb is not
 //     allowed in namespace team-a: not in nvidia-a100-*".
 //   - images: every container and init container of every composed role,
-//     normalised as the container runtime reads it (NormalizeImage:
+//     normalised as the container runtime reads it (imageref.Normalize:
 //     lmsysorg/sglang is docker.io/lmsysorg/sglang, nginx is
 //     docker.io/library/nginx; tag and digest are not compared), must start
 //     with an allowed prefix on a path boundary (ghcr.io/org allows
 //     ghcr.io/org/x, not ghcr.io/organisation/x). A prefix without a
-//     registry is a Docker Hub path (NormalizePrefix). The message names
+//     registry is a Docker Hub path (imageref.NormalizePrefix). The message names
 //     the field that sets the image: the service's
 //     ("spec.engine.runner.image") when it sets that image, else the
 //     runtime's ("ClusterServingRuntime/srt spec.engineConfig.runner.image")

@@ -1,112 +1,11 @@
 package policy
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/berthdev/berth/api/policy/v1alpha1"
+	"github.com/berthdev/berth/policy/imageref"
 )
-
-// DefaultRegistry is the registry of a reference that names none, as the
-// container runtime reads it.
-const DefaultRegistry = "docker.io"
-
-// NormalizeImage reads an image reference as the container runtime does
-// and returns its repository with the registry (docker.io when none is
-// named; docker.io/library/x for a single-segment x; index.docker.io is
-// docker.io) and, apart, its tag and digest (":1", "@sha256:...", or
-// both). A registry host name is lower-cased; the path is kept as written.
-func NormalizeImage(ref string) (repo, suffix string, err error) {
-	if ref == "" {
-		return "", "", errors.New("empty image reference")
-	}
-	if strings.ContainsAny(ref, " \t\r\n") {
-		return "", "", errors.New("image reference contains whitespace")
-	}
-	name := ref
-	if i := strings.IndexByte(name, '@'); i >= 0 {
-		name, suffix = name[:i], name[i:]
-		if len(suffix) == 1 {
-			return "", "", errors.New("image reference has an empty digest")
-		}
-	}
-	if i := strings.LastIndexByte(name, ':'); i >= 0 && !strings.Contains(name[i:], "/") {
-		if i == len(name)-1 {
-			return "", "", errors.New("image reference has an empty tag")
-		}
-		name, suffix = name[:i], name[i:]+suffix
-	}
-	domain, path := splitDomain(name)
-	if path == "" || strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") || strings.Contains(path, "//") {
-		return "", "", errors.New("image reference has an empty path segment")
-	}
-	if domain == "" {
-		return "", "", errors.New("image reference has an empty registry")
-	}
-	if domain == DefaultRegistry && !strings.Contains(path, "/") {
-		path = "library/" + path
-	}
-	return domain + "/" + path, suffix, nil
-}
-
-// splitDomain splits a repository into its registry and path: the first
-// segment is a registry when it has a dot or a port, or is localhost;
-// otherwise the registry is docker.io.
-func splitDomain(name string) (domain, path string) {
-	i := strings.IndexByte(name, '/')
-	if i < 0 {
-		return DefaultRegistry, name
-	}
-	first := name[:i]
-	if !strings.ContainsAny(first, ".:") && first != "localhost" && strings.ToLower(first) == first {
-		return DefaultRegistry, name
-	}
-	if strings.ContainsAny(first, ".:") {
-		// Host names are case-insensitive; a bare upper-case first
-		// segment (a registry by Docker's rule) is kept as written, so
-		// that it still reads as a registry.
-		first = strings.ToLower(first)
-	}
-	if first == "index.docker.io" || first == "registry-1.docker.io" {
-		first = DefaultRegistry
-	}
-	return first, name[i+1:]
-}
-
-// NormalizePrefix reads an allowedPrefixes entry: a registry, or a
-// registry and a path, without tag or digest. A first segment that is not
-// a registry (no dot, port or localhost) is a Docker Hub path: lmsysorg
-// is docker.io/lmsysorg. A trailing "/" is dropped.
-func NormalizePrefix(p string) (string, error) {
-	if p == "" {
-		return "", errors.New("empty prefix")
-	}
-	if strings.ContainsAny(p, " \t\r\n@*") {
-		return "", errors.New("a prefix has no whitespace, digest or wildcard")
-	}
-	p = strings.TrimSuffix(p, "/")
-	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "//") {
-		return "", errors.New("prefix has an empty path segment")
-	}
-	domain, path := p, ""
-	if i := strings.IndexByte(p, '/'); i >= 0 {
-		domain, path = p[:i], p[i+1:]
-	}
-	if !strings.ContainsAny(domain, ".:") && domain != "localhost" {
-		domain, path = DefaultRegistry, p
-	}
-	if strings.Contains(path, ":") {
-		return "", errors.New("a prefix has no tag")
-	}
-	domain = strings.ToLower(domain)
-	if domain == "index.docker.io" || domain == "registry-1.docker.io" {
-		domain = DefaultRegistry
-	}
-	if path == "" {
-		return domain, nil
-	}
-	return domain + "/" + path, nil
-}
 
 // imageRule is a compiled v1alpha1.ImageRule.
 type imageRule struct {
@@ -120,7 +19,7 @@ func compileImageRule(r *v1alpha1.ImageRule) *imageRule {
 	}
 	ir := &imageRule{text: strings.Join(r.AllowedPrefixes, ", ")}
 	for _, p := range r.AllowedPrefixes {
-		if n, err := NormalizePrefix(p); err == nil {
+		if n, err := imageref.NormalizePrefix(p); err == nil {
 			ir.prefixes = append(ir.prefixes, n)
 		}
 	}
@@ -133,22 +32,16 @@ func (r *imageRule) check(ref string) string {
 	if r == nil {
 		return ""
 	}
-	repo, suffix, err := NormalizeImage(ref)
+	repo, suffix, err := imageref.Normalize(ref)
 	if err != nil {
 		return "image " + quoteRef(ref) + " is not a valid reference: " + err.Error()
 	}
 	for _, p := range r.prefixes {
-		if prefixMatches(p, repo) {
+		if imageref.Matches(p, repo) {
 			return ""
 		}
 	}
 	return "image " + repo + suffix + " is not from an allowed registry (allowed: " + r.text + ")"
-}
-
-// prefixMatches compares on a path boundary: ghcr.io/org matches
-// ghcr.io/org and ghcr.io/org/x, not ghcr.io/organisation/x.
-func prefixMatches(prefix, repo string) bool {
-	return repo == prefix || (strings.HasPrefix(repo, prefix) && repo[len(prefix)] == '/')
 }
 
 func quoteRef(s string) string { return "\"" + s + "\"" }
