@@ -21,13 +21,13 @@ import (
 // creates of skeleton pods with deterministic names (AlreadyExists is
 // success), then the step's events. Every write is recorded in the
 // expectations before it is sent.
-func (c *Controller) apply(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, step plan.Step) error {
+func (c *Controller) apply(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, step plan.Step, gang *gangPlan) error {
 	var errs []error
 	for _, d := range step.Delete {
 		errs = append(errs, c.deletePod(ctx, key, isvc.Namespace, d))
 	}
 	for _, p := range step.Create {
-		errs = append(errs, c.createPod(ctx, key, isvc, t, p))
+		errs = append(errs, c.createPod(ctx, key, isvc, t, p, gang))
 	}
 	for _, e := range step.Events {
 		c.recorder.Event(isvc, e.Type, e.Reason, e.Message)
@@ -53,8 +53,9 @@ func skeleton(isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.
 	return pod
 }
 
-func (c *Controller) createPod(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.PodID) error {
+func (c *Controller) createPod(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.PodID, gang *gangPlan) error {
 	pod := skeleton(isvc, t, p)
+	gang.mark(isvc, pod, t.Component, p.Group)
 	c.exp.ExpectCreate(key, pod.Name)
 	c.m.write("create", "pods")
 	_, err := c.kube.CoreV1().Pods(isvc.Namespace).Create(ctx, pod, metav1.CreateOptions{})

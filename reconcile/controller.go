@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
@@ -48,6 +49,12 @@ type Options struct {
 	Now func() time.Time
 	// Policy configures ServingPolicy's reconciler half (policy.go).
 	Policy PolicyOptions
+	// Dynamic reads and writes PodGroups and watches their CRDs (gang
+	// scheduling, gang.go); nil turns gang scheduling off.
+	Dynamic dynamic.Interface
+	// CoschedulingScheduler is the schedulerName of the scheduler running
+	// the coscheduling plugin (default DefaultCoschedulingScheduler).
+	CoschedulingScheduler string
 }
 
 // Controller runs serving groups of InferenceServices.
@@ -94,6 +101,7 @@ type Controller struct {
 	// nudgedAt: when this process last nudged an unpinned service (renudge)
 	nudgedAt map[string]time.Time
 	clamped  map[string]int32 // "<key>/<component>" → replicas last warned about
+	gang     *gangs           // nil without Options.Dynamic
 }
 
 // managedSelector selects what the controller owns: objects carrying the
@@ -117,6 +125,9 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.CoschedulingScheduler == "" {
+		opts.CoschedulingScheduler = DefaultCoschedulingScheduler
+	}
 	c := &Controller{kube: kube, berth: berth, opts: opts, log: opts.Log, m: opts.Metrics, now: opts.Now,
 		backoff: map[string]backoffMemory{}, clamped: map[string]int32{}, nudgedAt: map[string]time.Time{}, mopts: opts.Models.withDefaults()}
 	c.kubeInformers = kubeinformers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, kubeinformers.WithTweakListOptions(managedSelector))
@@ -131,9 +142,13 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](c.mopts.RetryBase, c.mopts.RetryMax),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "models"})
 	c.exp = newExpectations(opts.ExpectationsTTL, opts.Now)
+	if opts.Dynamic != nil {
+		c.gang = newGangs(opts.Dynamic, opts.Resync)
+	}
 	c.wireInformers()
 	c.wireModelInformers()
 	c.pol = newPolicyController(c)
+	c.wireGangInformers()
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(kubescheme.AddToScheme(scheme))
@@ -199,6 +214,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer c.events.Shutdown()
 	c.kubeInformers.Start(ctx.Done())
 	c.berthInformers.Start(ctx.Done())
+	c.startGangs(ctx)
 	c.log.Info("waiting for caches")
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return fmt.Errorf("caches did not sync: %w", ctx.Err())

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
@@ -55,6 +56,11 @@ func RunManager(ctx context.Context, cfg ManagerConfig) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts := cfg.Options
 	opts.Log, opts.Metrics = log, NewMetrics(reg)
+	if opts.Dynamic == nil {
+		if opts.Dynamic, err = dynamic.NewForConfig(cfg.REST); err != nil {
+			return fmt.Errorf("dynamic client: %w", err)
+		}
+	}
 	ctrl := New(kube, berth, opts)
 
 	var leading atomic.Bool

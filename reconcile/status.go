@@ -21,7 +21,7 @@ import (
 // With unres set, the decision does not resolve: the Resolved and Degraded
 // conditions say why, and the group counts keep their last values (pods are
 // left running).
-func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology, results []componentResult, dec *decision, unres *unresolved) v1beta1.InferenceServiceStatus {
+func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology, results []componentResult, dec *decision, unres *unresolved, gang *gangPlan) v1beta1.InferenceServiceStatus {
 	st := *isvc.Status.DeepCopy()
 	st.ObservedGeneration = isvc.Generation
 	if ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]; ref != "" {
@@ -67,6 +67,9 @@ func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopolog
 		}
 		meta.SetStatusCondition(&st.Conditions, mc)
 	}
+	if unres == nil && results != nil {
+		setGangCondition(&st, gang) // else the last word on the gang stands
+	}
 	return st
 }
 
@@ -106,8 +109,8 @@ func resolvedMessage(isvc *v1beta1.InferenceService, dec *decision) string {
 // scheduler's or kubelet's word reaches `kubectl describe` once, not on
 // every sync.
 func (c *Controller) writeStatus(ctx context.Context, isvc *v1beta1.InferenceService, topo []merge.ComponentTopology,
-	results []componentResult, dec *decision, unres *unresolved, pods []*corev1.Pod) error {
-	want := desiredStatus(isvc, topo, results, dec, unres)
+	results []componentResult, dec *decision, unres *unresolved, pods []*corev1.Pod, gang *gangPlan) error {
+	want := desiredStatus(isvc, topo, results, dec, unres, gang)
 	c.recordMetrics(isvc, results)
 	c.servingPolicyConditions(isvc, &want)
 	return c.putStatus(ctx, isvc, want)

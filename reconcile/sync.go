@@ -81,20 +81,20 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return renudgeDelay, nil // look again: renudge if the webhook could not decide yet
 	}
 	if wait != nil {
-		return requeue, c.writeStatus(ctx, isvc, nil, nil, nil, wait, pods)
+		return requeue, c.writeStatus(ctx, isvc, nil, nil, nil, wait, pods, nil)
 	}
 	dec, unres := c.resolve(isvc)
 	if unres != nil {
-		return requeue, c.writeStatus(ctx, isvc, nil, nil, dec, unres, pods) // requeue: renudge's next look
+		return requeue, c.writeStatus(ctx, isvc, nil, nil, dec, unres, pods, nil) // requeue: renudge's next look
 	}
 	topo := merge.Topology(isvc, dec.runtime)
-	results, err := c.syncComponents(ctx, key, isvc, dec, topo, pods)
+	results, gang, err := c.syncComponents(ctx, key, isvc, dec, topo, pods)
 	var ce *composeError
 	if errors.As(err, &ce) {
 		// Retrying cannot help until the service, runtime or a profile
 		// changes, and each change requeues the service.
 		u := &unresolved{ReasonCannotCompose, fmt.Sprintf("InferenceService %s/%s: pods of %s cannot be composed from the pinned decision: %v", ns, name, ce.component, ce.err)}
-		return 0, c.writeStatus(ctx, isvc, nil, nil, dec, u, pods)
+		return 0, c.writeStatus(ctx, isvc, nil, nil, dec, u, pods, nil)
 	}
 	if err != nil {
 		return 0, err
@@ -103,16 +103,56 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	errs = append(errs, c.deleteStrayPods(ctx, key, isvc, topo, pods))
 	errs = append(errs, c.syncServices(ctx, isvc, topo, results, pods))
 	errs = append(errs, c.syncHPA(ctx, isvc, topo[0]))
-	errs = append(errs, c.writeStatus(ctx, isvc, topo, results, dec, nil, pods))
+	errs = append(errs, c.writeStatus(ctx, isvc, topo, results, dec, nil, pods, gang))
 	return requeueOf(results), errors.Join(errs...)
 }
 
-// syncComponents plans and applies one step per component.
+// syncComponents plans one step per component, then applies them with
+// the PodGroups around them (gang scheduling): PodGroups that ask less are
+// written before the pods are deleted, those that ask more after the pods
+// are created, and PodGroups no longer wanted are deleted last.
 func (c *Controller) syncComponents(ctx context.Context, key string, isvc *v1beta1.InferenceService, dec *decision,
-	topo []merge.ComponentTopology, pods []*corev1.Pod) ([]componentResult, error) {
+	topo []merge.ComponentTopology, pods []*corev1.Pod) ([]componentResult, *gangPlan, error) {
+	ps, err := c.planComponents(key, isvc, dec, topo, pods)
+	if err != nil {
+		return nil, nil, err
+	}
+	gang, err := c.planGang(ctx, isvc, dec, ps, pods)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.writeGangs(ctx, isvc, gang, gangWrites(gang, true)); err != nil {
+		return nil, nil, err
+	}
+	var results []componentResult
+	for _, p := range ps {
+		if err := c.apply(ctx, key, isvc, p.topo, p.step, gang); err != nil {
+			return nil, nil, err
+		}
+		results = append(results, componentResult{topo: p.topo, revision: p.revision, step: p.step})
+	}
+	if err := c.writeGangs(ctx, isvc, gang, gangWrites(gang, false)); err != nil {
+		return nil, nil, err
+	}
+	return results, gang, c.deleteGangs(ctx, isvc, gang)
+}
+
+func gangWrites(g *gangPlan, before bool) []pgWrite {
+	switch {
+	case g == nil:
+		return nil
+	case before:
+		return g.before
+	}
+	return g.after
+}
+
+// planComponents runs the planner for every component.
+func (c *Controller) planComponents(key string, isvc *v1beta1.InferenceService, dec *decision,
+	topo []merge.ComponentTopology, pods []*corev1.Pod) ([]planned, error) {
 	mem := c.backoffFor(key)
 	now := c.now()
-	var results []componentResult
+	var ps []planned
 	for _, t := range topo {
 		c.warnClamped(key, isvc, t)
 		rev, err := merge.Revision(dec.input(isvc, t.Component))
@@ -123,12 +163,9 @@ func (c *Controller) syncComponents(ctx context.Context, key string, isvc *v1bet
 		observed := observe(pods, t.Component)
 		step := plan.Next(spec, observed, mem[t.Component], now)
 		c.setBackoff(key, t.Component, step.Backoff)
-		if err := c.apply(ctx, key, isvc, t, step); err != nil {
-			return nil, err
-		}
-		results = append(results, componentResult{topo: t, revision: rev, step: step})
+		ps = append(ps, planned{topo: t, revision: rev, step: step, observed: observed})
 	}
-	return results, nil
+	return ps, nil
 }
 
 // composeError: the pinned inputs cannot be composed into a pod (a template

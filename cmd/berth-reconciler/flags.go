@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/berthdev/berth/reconcile"
 )
 
 type flags struct {
@@ -18,6 +20,8 @@ type flags struct {
 	leaseNamespace, leaseName, identity       string
 	leaseDuration, renewDeadline, retryPeriod time.Duration
 	resync, backoffBase, backoffMax           time.Duration
+	// Gang scheduling: the coscheduling scheduler's name.
+	coschedulingScheduler string
 	// The model metadata controller.
 	hfEndpoint, credentialsNamespace, inspectorImage string
 	namespacedEndpoints                              []string
@@ -44,6 +48,8 @@ func newFlags() *flags {
 	s.DurationVar(&f.resync, "resync", 10*time.Minute, "informer resync period")
 	s.DurationVar(&f.backoffBase, "recreate-backoff-base", 10*time.Second, "delay before the second consecutive recreate of a failed group; doubles after each")
 	s.DurationVar(&f.backoffMax, "recreate-backoff-max", 5*time.Minute, "longest delay between recreates of a failed group")
+	s.StringVar(&f.coschedulingScheduler, "coscheduling-scheduler-name", reconcile.DefaultCoschedulingScheduler,
+		"schedulerName of the scheduler-plugins scheduler running the coscheduling plugin: pods using it are gang-scheduled with scheduling.x-k8s.io PodGroups (pods using volcano with Volcano's)")
 
 	s.StringVar(&f.hfEndpoint, "hf-endpoint", "https://huggingface.co", "Hugging Face Hub (or mirror) that hf:// models' metadata is read from; a model's storage.parameters.endpoint overrides it")
 	s.StringVar(&f.credentialsNamespace, "model-credentials-namespace", envOr("POD_NAMESPACE", "berth-system"),
@@ -90,6 +96,9 @@ func (f *flags) parse(args []string) error {
 	}
 	if u, err := url.Parse(f.hfEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--hf-endpoint %q is not an http(s) URL", f.hfEndpoint)
+	}
+	if f.coschedulingScheduler == "" || f.coschedulingScheduler == "volcano" {
+		return fmt.Errorf("--coscheduling-scheduler-name must name the coscheduling scheduler (not empty, not volcano), got %q", f.coschedulingScheduler)
 	}
 	if f.credentialsNamespace == "" {
 		return fmt.Errorf("--model-credentials-namespace must not be empty")

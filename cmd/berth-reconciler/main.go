@@ -60,6 +60,7 @@ func run(args []string) error {
 		LeaderElect: fs.leaderElect, LeaseNamespace: fs.leaseNamespace, LeaseName: fs.leaseName, Identity: identity,
 		LeaseDuration: fs.leaseDuration, RenewDeadline: fs.renewDeadline, RetryPeriod: fs.retryPeriod,
 		Options: reconcile.Options{Resync: fs.resync, BackoffBase: fs.backoffBase, BackoffMax: fs.backoffMax,
+			CoschedulingScheduler: fs.coschedulingScheduler,
 			Models: reconcile.ModelOptions{HFEndpoint: fs.hfEndpoint, CredentialsNamespace: fs.credentialsNamespace,
 				InspectorImage: fs.inspectorImage, Workers: fs.modelWorkers, DiscoveryTimeout: fs.discoveryTimeout,
 				RetryBase: fs.modelRetryBase, RetryMax: fs.modelRetryMax, NamespacedEndpoints: fs.namespacedEndpoints}},

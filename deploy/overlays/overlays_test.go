@@ -402,6 +402,13 @@ func TestReconcilerRBAC(t *testing.T) {
 	add("", []string{"/services", "autoscaling/horizontalpodautoscalers"}, []string{"get", "list", "watch", "create", "update", "delete"})
 	add("", []string{"/events", "events.k8s.io/events"}, []string{"create", "patch"})
 	add(namespace, []string{"coordination.k8s.io/leases"}, []string{"get", "create", "update"})
+	// Gang scheduling: PodGroups of both backends, and their two CRDs by name.
+	add("", []string{"scheduling.volcano.sh/podgroups", "scheduling.x-k8s.io/podgroups"}, []string{"get", "list", "watch", "create", "update", "delete"})
+	for _, crd := range []string{"podgroups.scheduling.volcano.sh", "podgroups.scheduling.x-k8s.io"} {
+		for _, v := range readVerbs {
+			want = append(want, grant{resource: "apiextensions.k8s.io/customresourcedefinitions", name: crd, verb: v}.String())
+		}
+	}
 	assert.ElementsMatch(t, want, got)
 
 	var d appsv1.Deployment

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -291,4 +292,81 @@ func MinRoleReplicas(m map[string]int32, component string) int32 {
 		}
 	}
 	return 0
+}
+
+// VolcanoSchedulerName is the schedulerName of pods Volcano schedules.
+const VolcanoSchedulerName = "volcano"
+
+// GangChoice is how a service's pods are gang-scheduled.
+type GangChoice struct {
+	// Backend is Volcano or Coscheduling; "" when gang scheduling is off.
+	Backend v1beta1.GangScheduler
+	// SchedulerName is set on the pods the reconciler creates whose
+	// composed schedulerName is empty (gangPolicy alone turned it on).
+	SchedulerName string
+	// Problem says why a gang cannot be formed (SchedulerMismatch); the
+	// Backend is then "".
+	Problem string
+}
+
+// ChooseGang decides gang scheduling for a service from its gangPolicy
+// and the schedulerName its composed pods carry, by component (the gang's
+// components: the engine, and the decoder of a prefill/decode service).
+// A pod naming volcano, or coscheduling (the coscheduling scheduler's
+// name), turns it on with that backend. gangPolicy turns it on with its
+// scheduler, else the one the pods name, else Volcano; pods without a
+// schedulerName then get the backend's. Components naming different
+// schedulers, or one gangPolicy.scheduler does not name, cannot be ganged.
+func ChooseGang(policy *v1beta1.GangPolicy, schedulers map[string]string, coscheduling string) GangChoice {
+	names := map[v1beta1.GangScheduler]string{v1beta1.GangSchedulerVolcano: VolcanoSchedulerName, v1beta1.GangSchedulerCoscheduling: coscheduling}
+	backendOf := func(s string) v1beta1.GangScheduler {
+		for b, n := range names {
+			if s == n {
+				return b
+			}
+		}
+		return ""
+	}
+	comps := slices.Sorted(maps.Keys(schedulers))
+	var want v1beta1.GangScheduler
+	if policy != nil {
+		want = policy.Scheduler
+	}
+	for _, c := range comps {
+		if b := backendOf(schedulers[c]); b != "" && want == "" {
+			want = b
+		}
+	}
+	if want == "" && policy == nil {
+		return GangChoice{}
+	}
+	if want == "" {
+		want = v1beta1.GangSchedulerVolcano
+	}
+	choice := GangChoice{Backend: want}
+	for _, c := range comps {
+		switch s := schedulers[c]; {
+		case s == "" && policy != nil:
+			choice.SchedulerName = names[want]
+		case s != names[want]:
+			return GangChoice{Problem: mismatch(comps, schedulers, want, names[want], policy != nil)}
+		}
+	}
+	return choice
+}
+
+func mismatch(comps []string, schedulers map[string]string, want v1beta1.GangScheduler, name string, policy bool) string {
+	var parts []string
+	for _, c := range comps {
+		s := schedulers[c]
+		if s == "" {
+			s = "the default scheduler"
+		}
+		parts = append(parts, fmt.Sprintf("%s pods use %s", c, s))
+	}
+	why := fmt.Sprintf("a %s gang needs every pod of the gang to use schedulerName %q", want, name)
+	if policy {
+		why += " (spec.gangPolicy)"
+	}
+	return strings.Join(parts, ", ") + ": " + why + "; set the same schedulerName on the runtime's or service's engine and decoder, or change spec.gangPolicy.scheduler"
 }

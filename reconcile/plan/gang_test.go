@@ -282,3 +282,31 @@ func TestGangSimSingleGroupRoleRecreate(t *testing.T) {
 	g.run(60)
 	assert.Equal(t, int32(4), g.pg.MinMember)
 }
+
+func TestChooseGang(t *testing.T) {
+	const cos = "scheduler-plugins-scheduler"
+	vol := &v1beta1.GangPolicy{Scheduler: v1beta1.GangSchedulerVolcano}
+	cases := []struct {
+		name       string
+		policy     *v1beta1.GangPolicy
+		schedulers map[string]string
+		want       GangChoice
+	}{
+		{name: "default scheduler, no policy: off", schedulers: map[string]string{"engine": ""}},
+		{name: "pods use volcano", schedulers: map[string]string{"engine": "volcano"}, want: GangChoice{Backend: v1beta1.GangSchedulerVolcano}},
+		{name: "pods use coscheduling", schedulers: map[string]string{"engine": cos, "decoder": cos}, want: GangChoice{Backend: v1beta1.GangSchedulerCoscheduling}},
+		{name: "policy alone: Volcano, set on pods", policy: &v1beta1.GangPolicy{}, schedulers: map[string]string{"engine": "", "decoder": ""},
+			want: GangChoice{Backend: v1beta1.GangSchedulerVolcano, SchedulerName: "volcano"}},
+		{name: "policy follows the pods", policy: &v1beta1.GangPolicy{}, schedulers: map[string]string{"engine": cos, "decoder": ""},
+			want: GangChoice{Backend: v1beta1.GangSchedulerCoscheduling, SchedulerName: cos}},
+		{name: "policy's scheduler against the pods'", policy: vol, schedulers: map[string]string{"engine": cos},
+			want: GangChoice{Problem: `engine pods use scheduler-plugins-scheduler: a Volcano gang needs every pod of the gang to use schedulerName "volcano" (spec.gangPolicy); set the same schedulerName on the runtime's or service's engine and decoder, or change spec.gangPolicy.scheduler`}},
+		{name: "prefill on volcano, decode on the default scheduler", schedulers: map[string]string{"engine": "volcano", "decoder": ""},
+			want: GangChoice{Problem: `decoder pods use the default scheduler, engine pods use volcano: a Volcano gang needs every pod of the gang to use schedulerName "volcano"; set the same schedulerName on the runtime's or service's engine and decoder, or change spec.gangPolicy.scheduler`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, ChooseGang(tc.policy, tc.schedulers, cos))
+		})
+	}
+}
