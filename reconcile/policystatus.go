@@ -129,7 +129,7 @@ func complianceCondition(verdicts map[string][]string, generation int64) *metav1
 	c.Status, c.Reason = metav1.ConditionFalse, ReasonViolatesServingPolicy
 	c.Message = fmt.Sprintf("violates %s: %s", strings.Join(violated, ", "), first)
 	if count > 1 {
-		c.Message += fmt.Sprintf(" (and %d more violation(s); the policies' status lists them)", count-1)
+		c.Message += fmt.Sprintf(" (%d violations in all)", count)
 	}
 	return c
 }
