@@ -22,6 +22,11 @@ type flags struct {
 	resync, backoffBase, backoffMax           time.Duration
 	// Gang scheduling: the coscheduling scheduler's name.
 	coschedulingScheduler string
+	// ServingPolicy: the reconciler's own namespace (exempt), whether
+	// policies are watched, the retry backoff of services a quota refuses.
+	namespace                     string
+	servingPolicies               bool
+	quotaRetryBase, quotaRetryMax time.Duration
 	// The model metadata controller.
 	hfEndpoint, credentialsNamespace, inspectorImage string
 	namespacedEndpoints                              []string
@@ -50,6 +55,12 @@ func newFlags() *flags {
 	s.DurationVar(&f.backoffMax, "recreate-backoff-max", 5*time.Minute, "longest delay between recreates of a failed group")
 	s.StringVar(&f.coschedulingScheduler, "coscheduling-scheduler-name", reconcile.DefaultCoschedulingScheduler,
 		"schedulerName of the scheduler-plugins scheduler running the coscheduling plugin: pods using it are gang-scheduled with scheduling.x-k8s.io PodGroups (pods using volcano with Volcano's)")
+	s.StringVar(&f.namespace, "namespace", envOr("POD_NAMESPACE", "berth-system"),
+		"the reconciler's own namespace, never subject to a ServingPolicy (kube-system never is either); defaults to $POD_NAMESPACE")
+	s.BoolVar(&f.servingPolicies, "serving-policies", true,
+		"keep ServingPolicies' ResourceQuotas (namespace budgets) and status, and the PolicyCompliant condition of services; false when the policy.berth.dev CRD is not installed")
+	s.DurationVar(&f.quotaRetryBase, "quota-retry-base", 5*time.Second, "delay before retrying a service whose pods a ResourceQuota refused; doubles after each refusal (a quota freeing room retries at once)")
+	s.DurationVar(&f.quotaRetryMax, "quota-retry-max", 5*time.Minute, "longest delay between retries of a service whose pods a ResourceQuota refuses")
 
 	s.StringVar(&f.hfEndpoint, "hf-endpoint", "https://huggingface.co", "Hugging Face Hub (or mirror) that hf:// models' metadata is read from; a model's storage.parameters.endpoint overrides it")
 	s.StringVar(&f.credentialsNamespace, "model-credentials-namespace", envOr("POD_NAMESPACE", "berth-system"),
@@ -99,6 +110,9 @@ func (f *flags) parse(args []string) error {
 	}
 	if f.coschedulingScheduler == "" || f.coschedulingScheduler == "volcano" {
 		return fmt.Errorf("--coscheduling-scheduler-name must name the coscheduling scheduler (not empty, not volcano), got %q", f.coschedulingScheduler)
+	}
+	if f.quotaRetryBase <= 0 || f.quotaRetryMax < f.quotaRetryBase {
+		return fmt.Errorf("--quota-retry-base must be positive and --quota-retry-max at least --quota-retry-base")
 	}
 	if f.credentialsNamespace == "" {
 		return fmt.Errorf("--model-credentials-namespace must not be empty")

@@ -48,3 +48,22 @@ func TestModelFlagErrors(t *testing.T) {
 		assert.Equal(t, tt.want, err.Error())
 	}
 }
+
+func TestPolicyFlags(t *testing.T) {
+	d := newFlags()
+	require.NoError(t, d.parse(nil))
+	assert.True(t, d.servingPolicies, "ServingPolicies are on by default")
+	assert.Equal(t, 5*time.Second, d.quotaRetryBase)
+	assert.Equal(t, 5*time.Minute, d.quotaRetryMax)
+
+	f := newFlags()
+	require.NoError(t, f.parse([]string{"--namespace=berth", "--serving-policies=false", "--quota-retry-base=1s", "--quota-retry-max=1m"}))
+	assert.Equal(t, "berth", f.namespace)
+	assert.False(t, f.servingPolicies)
+	assert.Equal(t, time.Second, f.quotaRetryBase)
+	assert.Equal(t, time.Minute, f.quotaRetryMax)
+
+	err := newFlags().parse([]string{"--quota-retry-base=1m", "--quota-retry-max=10s"})
+	require.Error(t, err)
+	assert.Equal(t, "--quota-retry-base must be positive and --quota-retry-max at least --quota-retry-base", err.Error())
+}
