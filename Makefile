@@ -23,7 +23,7 @@ build: ## Build every command into bin/.
 	go build -o bin/ ./cmd/...
 
 .PHONY: generate
-generate: generate-deepcopy generate-crds generate-client ## Regenerate deepcopy, CRDs and the clientset.
+generate: generate-deepcopy generate-crds generate-client generate-gang-crds ## Regenerate deepcopy, CRDs, the clientset and the gang-scheduling CRDs.
 
 .PHONY: generate-deepcopy
 generate-deepcopy:
@@ -37,6 +37,27 @@ generate-crds:
 	# documented in docs/api.md and the Go types.
 	$(CONTROLLER_GEN) crd:maxDescLen=0 paths=./api/... output:crd:dir=deploy/crds
 	./hack/kustomize-crds.sh deploy/crds
+
+# The PodGroup CRDs the local control plane installs next to berth's (issue
+# 13, gang scheduling), compiled into internal/devenv/gang. scheduler-plugins
+# ships its CRDs: Coscheduling's PodGroup (manifests/coscheduling) and the
+# ElasticQuota its PodGroup controller also watches (manifests/
+# capacityscheduling; the controller stops without it). volcano.sh/apis
+# ships only Go types: its PodGroup CRD is generated from them, loaded
+# through hack/gang-crds (Queue, generated too, is left out).
+GANG_CRDS := internal/devenv/gang/crds
+
+.PHONY: generate-gang-crds
+generate-gang-crds:
+	rm -rf $(GANG_CRDS) && mkdir -p $(GANG_CRDS)
+	cd hack/sched-build && go mod download sigs.k8s.io/scheduler-plugins
+	sp=$$(cd hack/sched-build && go list -m -f '{{.Dir}}' sigs.k8s.io/scheduler-plugins); \
+	  cp "$$sp/manifests/coscheduling/crd.yaml" $(GANG_CRDS)/scheduling.x-k8s.io_podgroups.yaml; \
+	  cp "$$sp/manifests/capacityscheduling/crd.yaml" $(GANG_CRDS)/scheduling.x-k8s.io_elasticquotas.yaml
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  (cd hack/gang-crds && $(CONTROLLER_GEN) crd paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 output:crd:dir="$$tmp"); \
+	  cp "$$tmp/scheduling.volcano.sh_podgroups.yaml" $(GANG_CRDS)/
+	chmod 644 $(GANG_CRDS)/*.yaml
 
 .PHONY: generate-client
 generate-client:
@@ -54,9 +75,9 @@ generate-client:
 .PHONY: verify
 verify: ## Fail when generated files are stale or code is unformatted.
 	$(MAKE) generate
-	@if [ -n "$$(git status --porcelain -- api deploy/crds)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api deploy/crds $(GANG_CRDS))" ]; then \
 	  echo "generated files are stale; run 'make generate' and commit:"; \
-	  git status --porcelain -- api deploy/crds; git --no-pager diff --stat -- api deploy/crds; exit 1; fi
+	  git status --porcelain -- api deploy/crds $(GANG_CRDS); git --no-pager diff --stat -- api deploy/crds $(GANG_CRDS); exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
@@ -80,10 +101,18 @@ K8S_LDFLAGS  := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 K8S_CMDS     := kube-apiserver kube-controller-manager kube-scheduler kubectl
 KWOK_VERSION := v0.8.0
 KWOK_BIN     := bin/kwok-$(KWOK_VERSION)
+# scheduler-plugins (issue 13, gang scheduling): its cmd/scheduler
+# (kube-scheduler with the Coscheduling plugin) runs next to kube-scheduler as
+# a second scheduler, with its cmd/controller (PodGroup status); built through
+# hack/sched-build as scheduler-plugins-scheduler and
+# scheduler-plugins-controller (the names of upstream's own deployments).
+SCHED_PLUGINS_VERSION := v0.32.7
+SCHED_PLUGINS_BIN     := bin/scheduler-plugins-$(SCHED_PLUGINS_VERSION)
+SCHED_PLUGINS_CMDS    := scheduler controller
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps
-deps: deps-etcd $(addprefix $(K8S_BIN)/,$(K8S_CMDS)) $(KWOK_BIN)/kwok ## Install etcd, build the Kubernetes binaries and kwok (only what is missing).
+deps: deps-etcd $(addprefix $(K8S_BIN)/,$(K8S_CMDS)) $(KWOK_BIN)/kwok $(addprefix $(SCHED_PLUGINS_BIN)/scheduler-plugins-,$(SCHED_PLUGINS_CMDS)) ## Install etcd, build the Kubernetes binaries, kwok and scheduler-plugins (only what is missing).
 
 .PHONY: deps-etcd
 deps-etcd:
@@ -94,6 +123,13 @@ deps-etcd:
 $(K8S_BIN)/%:
 	@mkdir -p $(K8S_BIN)
 	cd hack/kube-build && go build -ldflags "$(K8S_LDFLAGS)" -o $(CURDIR)/$@ k8s.io/kubernetes/cmd/$*
+
+# The wrapper module pins sigs.k8s.io/scheduler-plugins, k8s.io/kubernetes
+# v1.32.7 and its staging modules (scheduler-plugins' own replace block).
+# gitVersion is stamped as scheduler-plugins' own Makefile does.
+$(SCHED_PLUGINS_BIN)/scheduler-plugins-%:
+	@mkdir -p $(SCHED_PLUGINS_BIN)
+	cd hack/sched-build && go build -ldflags "-X k8s.io/component-base/version.gitVersion=$(SCHED_PLUGINS_VERSION)" -o $(CURDIR)/$@ sigs.k8s.io/scheduler-plugins/cmd/$*
 
 $(KWOK_BIN)/kwok:
 	@mkdir -p $(KWOK_BIN)

@@ -4,6 +4,16 @@
 // `berth up` and `berth demo`. It is not part of the product: nothing in
 // the webhook or the reconciler imports it.
 //
+// Gang scheduling (package gang): every cluster also gets the PodGroup CRDs
+// of Coscheduling (scheduling.x-k8s.io/v1alpha1) and Volcano
+// (scheduling.volcano.sh/v1beta1), and ElasticQuota, after berth's
+// (Env.GangCRDs); then, on the local control plane (not on kind),
+// sigs.k8s.io/scheduler-plugins v0.32.7 runs as a second scheduler, profile
+// gang.SchedulerName ("scheduler-plugins-scheduler") with the Coscheduling
+// plugin, with its PodGroup controller. kube-scheduler keeps
+// "default-scheduler"; a pod chooses with spec.schedulerName. No Volcano
+// scheduler runs.
+//
 // Rules:
 //   - Components are passed explicitly: Up(ctx, Options{Components:
 //     []Component{Webhook(bin), Reconciler(bin)}}). There is no
@@ -12,14 +22,15 @@
 //     passed in, filled by Start.
 //   - Nothing is built at run time in the product path. Component binaries
 //     are found by FindComponent (next to the running executable, then
-//     $PATH); the Kubernetes binaries by cluster.FindBinaries
-//     ($BERTH_KUBE_BIN_DIR, the checkout's bin/, next to the executable,
-//     $PATH). Only inside a checkout are missing Kubernetes binaries built,
+//     $PATH); the Kubernetes and scheduler-plugins binaries by
+//     cluster.FindBinaries ($BERTH_KUBE_BIN_DIR, the checkout's bin/, next
+//     to the executable, $PATH). Only inside a checkout are missing Kubernetes binaries built,
 //     by `make deps` (cluster.EnsureBinaries). The e2e suite's TestMain
 //     builds the component binaries once, as a test harness.
 //   - Everything applied comes from the binary: deploy.FS (CRDs, runtimes,
-//     classes, samples, webhook configurations), the kwok Stage files and
-//     the fleet are compiled in, so an installed berth works anywhere.
+//     classes, samples, webhook configurations), the gang CRDs (gang.CRDs),
+//     the kwok Stage files and the fleet are compiled in, so an installed
+//     berth works anywhere.
 //   - A component runs as a process.Supervised (env.Cluster.Supervise): when
 //     it dies it is restarted with backoff (1s doubling to 30s), the death
 //     is printed on Options.Events and kept (Env.Deaths, and each

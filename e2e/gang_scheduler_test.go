@@ -1,0 +1,307 @@
+package e2e
+
+// The local control plane's second scheduler (internal/devenv/gang:
+// scheduler-plugins with Coscheduling) places a PodGroup all or nothing.
+// No berth component is involved: plain pods, a PodGroup and kwok nodes.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/berthdev/berth/internal/devenv/fleet"
+	"github.com/berthdev/berth/internal/devenv/gang"
+)
+
+const (
+	// gangNodeLabel marks the nodes of one gang test (value: a random
+	// suffix); the test's pods select it and tolerate gangNodeTaint, so no
+	// other test's pod lands on these nodes and no gang pod elsewhere.
+	gangNodeLabel = "berth.dev/e2e-gang"
+	gangNodeTaint = "berth.dev/e2e-gang"
+	// gangSettle is how long nothing of a gang that does not fit may bind:
+	// longer than Coscheduling's Permit wait, so the members that fit have
+	// been held and then rejected at least once.
+	gangSettle = 15 * time.Second
+	// gangBind is how long a gang that fits may take to bind, including
+	// the members' backoff after their rejections.
+	gangBind = 60 * time.Second
+)
+
+// Four pods that each need a whole 8-GPU node, on three such nodes: the
+// default scheduler binds three and leaves one Pending (the control, which
+// proves only three fit); as a Coscheduling PodGroup of minMember 4 under
+// the second scheduler none binds, until a fourth node comes and all four
+// bind. Without the second scheduler running, its pods are never looked at
+// (no PodScheduled condition) and never bind; without Coscheduling, three
+// would bind before the fourth node.
+func TestGangScheduler(t *testing.T) {
+	t.Parallel()
+	t.Run("default scheduler binds the three that fit", func(t *testing.T) {
+		t.Parallel()
+		set := createGangNodes(t, 3)
+		ns := testNamespace(t, "e2e-gang-control")
+		pods := createGangPods(t, ns, func(i int) *corev1.Pod { return MakeGangPod(ns, fmt.Sprintf("w-%d", i), set).Obj() })
+		bound := waitBound(t, ns, pods, 3, gangBind)
+		assert.Len(t, bound, 3)
+		// The fourth stays Pending, Unschedulable, while the three run.
+		time.Sleep(3 * time.Second)
+		bound, last := boundPods(t, ns, pods)
+		assert.Len(t, bound, 3, "exactly three of four 8-GPU pods fit on three 8-GPU nodes")
+		for _, p := range last {
+			if p.Spec.NodeName == "" {
+				assert.True(t, unschedulable(p), "pod %s: Pending without PodScheduled=False/Unschedulable: %v", p.Name, p.Status.Conditions)
+			}
+		}
+	})
+	t.Run("coscheduling binds the PodGroup all or nothing", func(t *testing.T) {
+		t.Parallel()
+		set := createGangNodes(t, 3)
+		ns := testNamespace(t, "e2e-gang")
+		group := "gang-" + set
+		createCoschedulingPodGroup(t, ns, group, 4)
+		pods := createGangPods(t, ns, func(i int) *corev1.Pod {
+			return MakeGangPod(ns, fmt.Sprintf("w-%d", i), set).Scheduler(gang.SchedulerName).PodGroup(group).Obj()
+		})
+
+		// Nothing binds while only three fit; the scheduler did look at
+		// them (a scheduler that is not running sets no condition).
+		deadline := time.Now().Add(gangSettle)
+		var last []*corev1.Pod
+		for time.Now().Before(deadline) {
+			var bound []string
+			bound, last = boundPods(t, ns, pods)
+			require.Empty(t, bound, "members of a PodGroup of minMember 4 were bound while only 3 of them fit")
+			time.Sleep(500 * time.Millisecond)
+		}
+		require.True(t, slices.ContainsFunc(last, unschedulable),
+			"after %s no pod has PodScheduled=False/Unschedulable: is %s running? %s", gangSettle, gang.SchedulerName, podConditions(last))
+
+		createGangNodes(t, 1, set)
+		bound := waitBound(t, ns, pods, 4, gangBind)
+		assert.Len(t, bound, 4)
+		nodes := map[string]bool{}
+		for _, n := range bound {
+			nodes[n] = true
+		}
+		assert.Len(t, nodes, 4, "each member needs a whole node: %v", bound)
+		// The PodGroup controller counts the members kwok runs.
+		waitPodGroupPhase(t, ns, group, "Running", gangBind)
+	})
+}
+
+// ---------------------------------------------------------------------------
+// Builders
+
+// GangPodWrapper builds a pod that needs a whole 8-GPU node of one gang
+// test's node set (nodeSelector and toleration), under the default
+// scheduler unless told otherwise.
+type GangPodWrapper struct{ pod *corev1.Pod }
+
+// MakeGangPod is a pod for the gang test nodes labelled set.
+func MakeGangPod(ns, name, set string) *GangPodWrapper {
+	gpus := resource.MustParse("8")
+	return &GangPodWrapper{pod: &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{gangNodeLabel: set},
+			Tolerations:  []corev1.Toleration{{Key: gangNodeTaint, Operator: corev1.TolerationOpEqual, Value: set, Effect: corev1.TaintEffectNoSchedule}},
+			Containers: []corev1.Container{{
+				Name:  "worker",
+				Image: e2eImage,
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{"nvidia.com/gpu": gpus},
+					Limits:   corev1.ResourceList{"nvidia.com/gpu": gpus},
+				},
+			}},
+		},
+	}}
+}
+
+// Scheduler sets spec.schedulerName.
+func (w *GangPodWrapper) Scheduler(name string) *GangPodWrapper {
+	w.pod.Spec.SchedulerName = name
+	return w
+}
+
+// PodGroup makes the pod a member of the Coscheduling PodGroup group.
+func (w *GangPodWrapper) PodGroup(group string) *GangPodWrapper {
+	if w.pod.Labels == nil {
+		w.pod.Labels = map[string]string{}
+	}
+	w.pod.Labels[gang.PodGroupLabel] = group
+	return w
+}
+
+// Obj returns a copy of the pod.
+func (w *GangPodWrapper) Obj() *corev1.Pod { return w.pod.DeepCopy() }
+
+// gangNode is a kwok node with 8 free nvidia.com/gpu, as internal/devenv/
+// fleet makes one, in node set set (label and taint).
+func gangNode(name, set string) *corev1.Node {
+	res := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("96"), corev1.ResourceMemory: resource.MustParse("1Ti"),
+		corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8"),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Labels: map[string]string{
+				"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok",
+				gangNodeLabel: set,
+			},
+			Annotations: map[string]string{fleet.KwokAnnotation: fleet.KwokValue},
+		},
+		Spec:   corev1.NodeSpec{Taints: []corev1.Taint{{Key: gangNodeTaint, Value: set, Effect: corev1.TaintEffectNoSchedule}}},
+		Status: corev1.NodeStatus{Capacity: res.DeepCopy(), Allocatable: res.DeepCopy()},
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Steps
+
+// createGangNodes creates n Ready gang nodes in node set set (a new one
+// when set is not given) and deletes them when the test ends; it returns
+// the set.
+func createGangNodes(t *testing.T, n int, set ...string) string {
+	t.Helper()
+	s := rand.String(5)
+	if len(set) > 0 {
+		s = set[0]
+	}
+	ctx := ctxT(t, 2*time.Minute)
+	var names []string
+	for range n {
+		node := gangNode("e2e-gang-"+s+"-"+rand.String(4), s)
+		_, err := env.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		require.NoError(t, err)
+		names = append(names, node.Name)
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+			defer cancel()
+			assert.NoError(t, env.Kube.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}), "delete node %s", node.Name)
+		})
+	}
+	require.NoError(t, fleet.WaitReady(ctx, env.Kube, names, time.Minute))
+	return s
+}
+
+// createGangPods creates the four pods build returns and their names.
+func createGangPods(t *testing.T, ns string, build func(i int) *corev1.Pod) []string {
+	t.Helper()
+	ctx := ctxT(t, apiTimeout)
+	var names []string
+	for i := range 4 {
+		p, err := env.Kube.CoreV1().Pods(ns).Create(ctx, build(i), metav1.CreateOptions{})
+		require.NoError(t, err)
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// createCoschedulingPodGroup creates a scheduling.x-k8s.io PodGroup.
+func createCoschedulingPodGroup(t *testing.T, ns, name string, minMember int64) {
+	t.Helper()
+	pg := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gang.CoschedulingPodGroupGVR.GroupVersion().String(),
+		"kind":       "PodGroup",
+		"metadata":   map[string]any{"name": name, "namespace": ns},
+		"spec":       map[string]any{"minMember": minMember},
+	}}
+	_, err := gangDynamic(t).Resource(gang.CoschedulingPodGroupGVR).Namespace(ns).Create(ctxT(t, apiTimeout), pg, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+func gangDynamic(t *testing.T) dynamic.Interface {
+	t.Helper()
+	d, err := dynamic.NewForConfig(env.Cluster.RESTConfig())
+	require.NoError(t, err)
+	return d
+}
+
+// boundPods returns the nodes of the named pods that are bound, and every
+// named pod as last read.
+func boundPods(t *testing.T, ns string, names []string) (nodes []string, pods []*corev1.Pod) {
+	t.Helper()
+	ctx := ctxT(t, apiTimeout)
+	for _, n := range names {
+		p, err := env.Kube.CoreV1().Pods(ns).Get(ctx, n, metav1.GetOptions{})
+		require.NoError(t, err)
+		pods = append(pods, p)
+		if p.Spec.NodeName != "" {
+			nodes = append(nodes, p.Spec.NodeName)
+		}
+	}
+	return nodes, pods
+}
+
+// waitBound polls until want of the named pods are bound and returns their
+// nodes; on timeout it fails with every pod's conditions.
+func waitBound(t *testing.T, ns string, names []string, want int, timeout time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		nodes, pods := boundPods(t, ns, names)
+		if len(nodes) >= want {
+			return nodes
+		}
+		if time.Now().After(deadline) {
+			require.FailNowf(t, "pods not bound", "%d of %d pods bound after %s, want %d: %s", len(nodes), len(names), timeout, want, podConditions(pods))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// waitPodGroupPhase polls the Coscheduling PodGroup until status.phase is
+// phase.
+func waitPodGroupPhase(t *testing.T, ns, name, phase string, timeout time.Duration) {
+	t.Helper()
+	ctx := ctxT(t, timeout+apiTimeout)
+	deadline := time.Now().Add(timeout)
+	var got string
+	for time.Now().Before(deadline) {
+		pg, err := gangDynamic(t).Resource(gang.CoschedulingPodGroupGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		require.NoError(t, err)
+		got, _, _ = unstructured.NestedString(pg.Object, "status", "phase")
+		if got == phase {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	assert.Failf(t, "PodGroup phase", "PodGroup %s/%s: status.phase %q after %s, want %q (is scheduler-plugins-controller running?)", ns, name, got, timeout, phase)
+}
+
+// unschedulable: a scheduler tried the pod and found no room (or held it
+// and gave up): PodScheduled=False, reason Unschedulable.
+func unschedulable(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+		}
+	}
+	return false
+}
+
+func podConditions(pods []*corev1.Pod) string {
+	var out []string
+	for _, p := range pods {
+		var conds []string
+		for _, c := range p.Status.Conditions {
+			conds = append(conds, fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message))
+		}
+		out = append(out, fmt.Sprintf("%s on %q [%s]", p.Name, p.Spec.NodeName, strings.Join(conds, "; ")))
+	}
+	return strings.Join(out, "\n")
+}
