@@ -37,7 +37,8 @@ func run() error {
 		dnsNames   = flag.String("dns-names", "berth-webhook.berth-system.svc,berth-webhook.berth-system.svc.cluster.local", "comma-separated DNS names of the self-signed serving certificate")
 		ips        = flag.String("ip-addresses", "", "comma-separated IP addresses of the self-signed serving certificate")
 		certSecret = flag.String("cert-secret", "", "with --self-signed: Secret holding the CA and serving certificate shared by all replicas")
-		secretNS   = flag.String("cert-secret-namespace", envOr("POD_NAMESPACE", "berth-system"), "namespace of --cert-secret")
+		namespace  = flag.String("namespace", envOr("POD_NAMESPACE", app.DefaultNamespace), "berth's own namespace: no ServingPolicy applies to it nor to kube-system, so a policy never locks admins out")
+		secretNS   = flag.String("cert-secret-namespace", envOr("POD_NAMESPACE", app.DefaultNamespace), "namespace of --cert-secret")
 		mutating   = flag.String("mutating-config", "berth-mutating", "MutatingWebhookConfiguration to inject the CA into (--self-signed)")
 		validating = flag.String("validating-config", "berth-validating", "ValidatingWebhookConfiguration to inject the CA into (--self-signed)")
 		listen     = flag.String("listen", ":9443", "address of the TLS admission server")
@@ -77,7 +78,7 @@ func run() error {
 		CertSecret: *certSecret, CertSecretNamespace: *secretNS,
 		MutatingConfig: *mutating, ValidatingConfig: *validating,
 		ListenAddress: *listen, ProbeAddress: *probes, Resync: *resync, CertCheckInterval: *certCheck, Log: log,
-		ModelDownloaderImage: *downloader,
+		ModelDownloaderImage: *downloader, Namespace: *namespace,
 	})
 }
 

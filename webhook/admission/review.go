@@ -217,6 +217,11 @@ func Patched(patch []byte, warnings ...string) *admissionv1.AdmissionResponse {
 // path, so `kubectl apply` shows every field at once and clients can read
 // Status.Details.Causes. kind and name identify the object.
 func Invalid(kind, name string, errs field.ErrorList) *admissionv1.AdmissionResponse {
-	st := apierrors.NewInvalid(schema.GroupKind{Group: "ome.io", Kind: kind}, name, errs).ErrStatus
+	return InvalidIn("ome.io", kind, name, errs)
+}
+
+// InvalidIn is Invalid for a kind of another API group.
+func InvalidIn(group, kind, name string, errs field.ErrorList) *admissionv1.AdmissionResponse {
+	st := apierrors.NewInvalid(schema.GroupKind{Group: group, Kind: kind}, name, errs).ErrStatus
 	return &admissionv1.AdmissionResponse{Allowed: false, Result: &st}
 }

@@ -58,11 +58,17 @@ type Config struct {
 	// container runs with args <storageUri> <dest>. Empty:
 	// handlers.DefaultModelDownloaderImage.
 	ModelDownloaderImage string
-	Log                  *slog.Logger
+	// Namespace is berth's own namespace: no ServingPolicy applies to it
+	// (nor to kube-system), so a policy never locks admins out.
+	Namespace string
+	Log       *slog.Logger
 	// Ready, when set, receives the bound admission address once the caches
 	// have synced and the server is serving.
 	Ready chan<- net.Addr
 }
+
+// DefaultNamespace is berth's namespace when Config.Namespace is empty.
+const DefaultNamespace = "berth-system"
 
 // Live is what handlers read from the API server instead of the cache:
 // rare reads where the cache's lag would decide wrongly. Nil fields: the
@@ -102,15 +108,21 @@ func LiveFrom(berth versioned.Interface) Live {
 // counts selection's decisions and denials; downloader is the model
 // downloader image pinned on services (see Config.ModelDownloaderImage).
 func Routes(c *cache.Cache, live Live, obs handlers.DecisionObserver, downloader string) []server.Route {
-	isvc := &handlers.InferenceServices{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry, Observer: obs, DownloaderImage: downloader}
+	var violations handlers.ViolationObserver
+	if v, ok := obs.(handlers.ViolationObserver); ok {
+		violations = v
+	}
+	policies := &handlers.PolicySource{Set: c.Policies.Set, NamespaceLabels: c.Policies.NamespaceLabels, RuntimeLabels: c.RuntimeLabels, Observer: violations}
+	isvc := &handlers.InferenceServices{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry, Observer: obs, DownloaderImage: downloader,
+		Policies: policies, Services: c.InferenceService}
 	if c.Secrets != nil {
 		isvc.Secrets = c.Secrets.Has
 	}
 	if c.Claims != nil {
 		isvc.Claims = c.Claims.Has
 	}
-	runtimes := &handlers.Runtimes{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry, Live: live.Runtimes}
-	pods := &handlers.Pods{Index: c.Index, Services: c.InferenceService, Profiles: c.Profiles, Live: live.Service}
+	runtimes := &handlers.Runtimes{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry, Live: live.Runtimes, Policies: policies}
+	pods := &handlers.Pods{Index: c.Index, Services: c.InferenceService, Profiles: c.Profiles, Live: live.Service, Policies: policies}
 	return []server.Route{
 		{Path: server.PathMutateInferenceServices, Name: "mutate-inferenceservices", Decide: isvc.Mutate},
 		{Path: server.PathValidateInferenceServices, Name: "validate-inferenceservices", Decide: isvc.Validate},
@@ -177,7 +189,10 @@ func Run(ctx context.Context, cfg Config) error {
 	reloader.OnReload(func(*x509.Certificate) { m.CertificateLoaded() })
 	reloader.Start(ctx)
 
-	c, err := cache.New(berth, kube, meta, cfg.Resync)
+	if cfg.Namespace == "" {
+		cfg.Namespace = DefaultNamespace
+	}
+	c, err := cache.New(berth, kube, meta, cfg.Resync, cache.ExemptNamespaces(cfg.Namespace))
 	if err != nil {
 		return err
 	}
@@ -245,6 +260,7 @@ func reportCacheSizes(ctx context.Context, c *cache.Cache, m *metrics.Metrics) {
 		m.SetCacheSize("acceleratorclasses", s.Classes)
 		m.SetCacheSize("nodes", s.Nodes)
 		m.SetCacheSize("models", s.Models)
+		m.SetCacheSize("servingpolicies", c.Policies.Set().Len())
 		select {
 		case <-ctx.Done():
 			return

@@ -37,6 +37,12 @@ type Cache struct {
 	Profiles         listers.ClusterEngineRuntimeProfileLister
 	// Secrets and Claims are nil when New got no metadata client.
 	Secrets, Claims *Presence
+	// Policies are the ServingPolicies in force, compiled, and the labels
+	// of namespaces (policy.go).
+	Policies *Policies
+
+	servingRuntimes listers.ServingRuntimeLister
+	clusterRuntimes listers.ClusterServingRuntimeLister
 
 	berth         berthinformers.SharedInformerFactory
 	kubeFactories []informers.SharedInformerFactory
@@ -44,9 +50,24 @@ type Cache struct {
 	synced        []toolscache.InformerSynced
 }
 
+// Option configures New.
+type Option func(*options)
+
+type options struct{ exempt []string }
+
+// ExemptNamespaces are namespaces no ServingPolicy applies to, besides
+// kube-system: berth's own, so a policy never locks admins out.
+func ExemptNamespaces(names ...string) Option {
+	return func(o *options) { o.exempt = append(o.exempt, names...) }
+}
+
 // New wires informers to a fresh index. Nothing runs until Start. meta
 // (may be nil) feeds Secrets and Claims and answers their cache misses.
-func New(berthClient versioned.Interface, kubeClient kubernetes.Interface, meta metadata.Interface, resync time.Duration) (*Cache, error) {
+func New(berthClient versioned.Interface, kubeClient kubernetes.Interface, meta metadata.Interface, resync time.Duration, opts ...Option) (*Cache, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	c := &Cache{Index: selection.NewIndex()}
 	if meta != nil {
 		c.metaFactory = metadatainformer.NewSharedInformerFactory(meta, resync)
@@ -76,6 +97,8 @@ func New(berthClient versioned.Interface, kubeClient kubernetes.Interface, meta 
 	profiles := v.ClusterEngineRuntimeProfiles()
 	c.InferenceService = isvc.Lister()
 	c.Profiles = profiles.Lister()
+	c.servingRuntimes = v.ServingRuntimes().Lister()
+	c.clusterRuntimes = v.ClusterServingRuntimes().Lister()
 
 	x := c.Index
 	if err := register(v.ServingRuntimes().Informer(), func(o *v1beta1.ServingRuntime) { x.UpsertServingRuntime(o) },
@@ -120,7 +143,15 @@ func New(berthClient versioned.Interface, kubeClient kubernetes.Interface, meta 
 		return nil, err
 	}
 
+	servingPolicies := c.berth.Policy().V1alpha1().ServingPolicies()
+	namespaces := nodeFactory.Core().V1().Namespaces().Informer()
+	var err error
+	if c.Policies, err = newPolicies(servingPolicies.Informer(), servingPolicies.Lister(), namespaces, o.exempt); err != nil {
+		return nil, err
+	}
+
 	c.synced = []toolscache.InformerSynced{
+		servingPolicies.Informer().HasSynced, namespaces.HasSynced,
 		isvc.Informer().HasSynced, profiles.Informer().HasSynced,
 		v.ServingRuntimes().Informer().HasSynced, v.ClusterServingRuntimes().Informer().HasSynced,
 		v.BaseModels().Informer().HasSynced, v.ClusterBaseModels().Informer().HasSynced,
@@ -184,6 +215,23 @@ func register[T interface {
 	})
 	if err != nil {
 		return fmt.Errorf("register event handler: %w", err)
+	}
+	return nil
+}
+
+// RuntimeLabels are the labels of a cached runtime (kind
+// selection.KindServingRuntime or KindClusterServingRuntime), which the
+// runtimes rule of a ServingPolicy may select on; nil when not cached.
+func (c *Cache) RuntimeLabels(kind, namespace, name string) map[string]string {
+	switch kind {
+	case selection.KindServingRuntime:
+		if sr, err := c.servingRuntimes.ServingRuntimes(namespace).Get(name); err == nil {
+			return sr.Labels
+		}
+	case selection.KindClusterServingRuntime:
+		if csr, err := c.clusterRuntimes.Get(name); err == nil {
+			return csr.Labels
+		}
 	}
 	return nil
 }

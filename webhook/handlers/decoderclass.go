@@ -79,7 +79,7 @@ func ownDecoderClass(isvc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeS
 // class of its own, the decoder's.
 func (h *InferenceServices) selectOnce(isvc *v1beta1.InferenceService) (*choice, error) {
 	view, field := classView(isvc, v1beta1.ComponentEngine)
-	d, err := h.Index.Select(view)
+	d, err := h.selectIndex(view)
 	if err != nil {
 		return nil, renameSelector(err, field)
 	}
@@ -111,7 +111,7 @@ func (h *InferenceServices) decoderDecision(isvc *v1beta1.InferenceService, engi
 		}
 		probe.Annotations[v1beta1.AnnotationAcceleratorClass] = class
 	}
-	d, err := h.Index.Select(probe)
+	d, err := h.selectIndex(probe)
 	if err != nil {
 		err = renameSelector(err, field)
 		if class != "" {

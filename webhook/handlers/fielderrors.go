@@ -39,6 +39,11 @@ func causeLine(e *field.Error) string {
 // invalid denies with one cause per error and a message listing them, one
 // per line, sorted and deduplicated: "<Kind> <display> is invalid:\n- ...".
 func invalid(kind, name, display string, errs field.ErrorList, warnings []string) *admissionv1.AdmissionResponse {
+	return invalidIn("ome.io", kind, name, display, errs, warnings)
+}
+
+// invalidIn is invalid for a kind of another API group (policy.berth.dev).
+func invalidIn(group, kind, name, display string, errs field.ErrorList, warnings []string) *admissionv1.AdmissionResponse {
 	sort.SliceStable(errs, func(i, j int) bool { return causeLine(errs[i]) < causeLine(errs[j]) })
 	var uniq field.ErrorList
 	lines := make([]string, 0, len(errs))
@@ -50,7 +55,7 @@ func invalid(kind, name, display string, errs field.ErrorList, warnings []string
 		uniq = append(uniq, e)
 		lines = append(lines, l)
 	}
-	resp := admission.Invalid(kind, name, uniq)
+	resp := admission.InvalidIn(group, kind, name, uniq)
 	resp.Result.Message = fmt.Sprintf("%s %s is invalid:\n- %s", kind, display, strings.Join(lines, "\n- "))
 	resp.Warnings = warnings
 	return resp

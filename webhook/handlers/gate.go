@@ -8,24 +8,24 @@ import (
 	"github.com/berthdev/berth/merge"
 )
 
-// composeErrors composes every pod the reconciler would create for the
-// service under decision d (merge.ComposeService: each component of the
-// topology, each role of its groups, on the reconciler's skeleton pod,
-// exactly as the pod webhook will). What fails here (a template key the
-// service lacks, in the runtime's fields or the service's own, a profile
-// that does not exist) would otherwise fail only when the pods are
-// admitted, after the service was accepted. Each error appears once. Each
-// component is composed with its own class and view of the service (see
-// choice).
-func (h *InferenceServices) composeErrors(isvc *v1beta1.InferenceService, d *choice) []string {
-	_, errs := merge.ComposeService(h.serviceInput(isvc, d))
+// compose composes every pod the reconciler would create for the service
+// under decision d (merge.ComposeService: each component of the topology,
+// each role of its groups, on the reconciler's skeleton pod, exactly as
+// the pod webhook will), and returns the roles with the errors. What fails
+// here (a template key the service lacks, in the runtime's fields or the
+// service's own, a profile that does not exist) would otherwise fail only
+// when the pods are admitted, after the service was accepted. Each error
+// appears once. Each component is composed with its own class and view of
+// the service (see choice). ServingPolicies check the roles (policy.go).
+func (h *InferenceServices) compose(isvc *v1beta1.InferenceService, d *choice) ([]merge.ComposedRole, []string) {
+	roles, errs := merge.ComposeService(h.serviceInput(isvc, d))
 	var out []string
 	for _, err := range errs {
 		if msg := err.Error(); !slices.Contains(out, msg) {
 			out = append(out, msg)
 		}
 	}
-	return out
+	return roles, out
 }
 
 // serviceInput is decision d for the whole service, as merge composes it.

@@ -42,6 +42,13 @@ type InferenceServices struct {
 	// and the claim of its pvc:// URI exist in the service's namespace
 	// (nil: not checked).
 	Secrets, Claims Lookup
+	// Policies are the ServingPolicies in force (nil: none; see policy.go).
+	Policies *PolicySource
+	// Services are the stored InferenceServices, whose pinned accelerators
+	// count against namespace budgets (nil: none counted).
+	Services listers.InferenceServiceLister
+
+	usage usageCache
 }
 
 // DefaultRetry fits in the webhook's 5 s timeout with room for both handlers.
@@ -221,9 +228,10 @@ func followBounds(isvc, old *v1beta1.InferenceService) {
 // waits for its model's metadata or for a model or runtime it names that
 // does not exist yet (await.go), or whose pinned
 // decision does not pass, whose pods could not be composed, whose
-// lifecycle settings the reconciler cannot honour, and updates that change
-// a running service's group shape. Its only warnings are its own: the
-// mutating handler has explained the decision.
+// lifecycle settings the reconciler cannot honour, updates that change
+// a running service's group shape, and what a ServingPolicy denies (after
+// the decision, on the composed pods; policy.go). Its only warnings are its
+// own and the policies': the mutating handler has explained the decision.
 func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	if skip(req) {
 		return admission.Allowed()
@@ -262,10 +270,11 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 	if errs := validateLifecycle(&isvc, d.Decision); len(errs) > 0 {
 		return admission.Invalid("InferenceService", isvc.Name, errs)
 	}
-	errs := h.composeErrors(&isvc, d)
+	roles, errs := h.compose(&isvc, d)
 	if old != nil && len(errs) > 0 {
 		var more []string
-		errs, more = ratchetLines(errs, h.composeErrors(old, d))
+		_, oldErrs := h.compose(old, d)
+		errs, more = ratchetLines(errs, oldErrs)
 		warnings = append(warnings, more...)
 	}
 	if len(errs) > 0 {
@@ -276,7 +285,7 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 			return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: %s", objectName(req), msg))
 		}
 	}
-	return admission.Allowed(warnings...)
+	return h.policyResponse(req, &isvc, old, d, roles, warnings)
 }
 
 // resolve is the decision Validate checks: the pin, verified as an

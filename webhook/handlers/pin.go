@@ -141,7 +141,8 @@ func (h *InferenceServices) observe(c *choice) {
 
 // decisionWarnings are selection's warnings and the summary, which says
 // what selection's "runtime X was auto-selected for M" says and more. The
-// decoder's own warnings follow, marked, unless the engine's say the same.
+// decoder's own warnings follow, marked, unless the engine's say the same,
+// then the candidates a ServingPolicy excluded (policyExclusions).
 func decisionWarnings(c *choice) []string {
 	auto := "runtime " + c.RuntimeRef() + " was auto-selected for " + c.Model.Ref()
 	out := make([]string, 0, len(c.Warnings)+1)
@@ -156,6 +157,9 @@ func decisionWarnings(c *choice) []string {
 				out = append(out, "decoder: "+w)
 			}
 		}
+	}
+	if w := policyExclusions(c); w != "" {
+		out = append(out, w)
 	}
 	return append(out, summary(c))
 }
@@ -274,7 +278,7 @@ func (h *InferenceServices) verifyEnginePin(isvc *v1beta1.InferenceService, p pi
 		}
 		probe.Annotations[v1beta1.AnnotationAcceleratorClass] = p.class
 	}
-	d, err := h.Index.Select(probe)
+	d, err := h.selectIndex(probe)
 	if err != nil {
 		return nil, pinError(renameSelector(err, field))
 	}

@@ -32,6 +32,10 @@ type Pods struct {
 	Services listers.InferenceServiceLister
 	Profiles listers.ClusterEngineRuntimeProfileLister
 	Live     ServiceGetter // optional
+	// Policies are the ServingPolicies the composed pod must follow, as
+	// defence in depth behind the InferenceService's admission (nil: none;
+	// see policy.go).
+	Policies *PolicySource
 
 	revisions revisionCache
 }
@@ -191,12 +195,32 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 		mutated.Annotations = map[string]string{}
 	}
 	mutated.Annotations[v1beta1.AnnotationRevision] = rev
+	v := h.podPolicies(ns, isvc, mutated)
+	if len(v.deny) > 0 {
+		return v.response("Pod", "", pod.Name, strings.TrimPrefix(who, "pod "), nil)
+	}
 	// pod is never changed (mutated is a copy), so it is the round trip.
 	p, err := patch.Create(req.Object.Raw, &pod, mutated)
 	if err != nil {
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))
 	}
-	return admission.Patched(p)
+	resp := admission.Patched(p, v.warnings...)
+	if len(v.audit) > 0 {
+		resp.AuditAnnotations = v.audit
+	}
+	return resp
+}
+
+// podPolicies checks the composed pod against the ServingPolicies of its
+// namespace and service (policy.Set.CheckPod): what the InferenceService's
+// admission checked, again on what will run.
+func (h *Pods) podPolicies(ns string, isvc *v1beta1.InferenceService, pod *corev1.Pod) verdict {
+	set := h.Policies.set()
+	if set.Len() == 0 {
+		return verdict{}
+	}
+	sub := h.Policies.subject(ns, isvc.Labels, true)
+	return h.Policies.enforce(set.CheckPod(sub, pod))
 }
 
 // resolve reads the pinned decision a component's pods are composed from:

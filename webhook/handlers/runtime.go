@@ -15,6 +15,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/api/v1beta1/validation"
 	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/policy"
 	"github.com/berthdev/berth/selection"
 	"github.com/berthdev/berth/webhook/admission"
 )
@@ -37,6 +38,9 @@ type Runtimes struct {
 	// that are missing, for `kubectl apply -f dir/` that creates them a few
 	// milliseconds earlier (see InferenceServices.Retry).
 	Retry []time.Duration
+	// Policies are the ServingPolicies whose image rules the runtime's
+	// images must follow (nil: none; see policy.go).
+	Policies *PolicySource
 }
 
 // RuntimeLister reads runtimes from the API server (a quorum read). Either
@@ -129,7 +133,28 @@ func (h *Runtimes) validate(ctx context.Context, req *admissionv1.AdmissionReque
 	if len(errs) > 0 {
 		return invalid(o.kind, o.name, qualified(o.namespace, o.name), errs, dedupe(warnings))
 	}
-	return admission.Allowed(dedupe(warnings)...)
+	return h.imagePolicies(o, spec, old).response(o.kind, v1beta1.SchemeGroupVersion.Group, o.name, qualified(o.namespace, o.name), dedupe(warnings))
+}
+
+// imagePolicies checks the runtime's images against the ServingPolicies of
+// its namespace; a ClusterServingRuntime serves every namespace, so the
+// policies that select every namespace apply to it (policy.Set.CheckImages
+// with no namespace). On UPDATE a violation of an image the stored runtime
+// has too is ratcheted (policy.go).
+func (h *Runtimes) imagePolicies(o runtimeObject, spec, old *v1beta1.ServingRuntimeSpec) verdict {
+	set := h.Policies.set()
+	if set.Len() == 0 {
+		return verdict{}
+	}
+	sub := h.Policies.subject(o.namespace, nil, false)
+	vs := set.CheckImages(sub, policy.RuntimeImages(spec))
+	var ratcheted []string
+	if old != nil && len(vs) > 0 {
+		vs, ratcheted = ratchetViolations(vs, set.CheckImages(sub, policy.RuntimeImages(old)), false)
+	}
+	v := h.Policies.enforce(vs)
+	v.warnings = append(ratcheted, v.warnings...)
+	return v
 }
 
 // liveListTimeout bounds the fresh read of a scope's runtimes.

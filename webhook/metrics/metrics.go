@@ -22,6 +22,7 @@ type Metrics struct {
 	decisions  *prometheus.CounterVec
 	denials    *prometheus.CounterVec
 	unavail    *prometheus.CounterVec
+	violations *prometheus.CounterVec
 }
 
 // New registers the webhook metrics and the Go/process collectors.
@@ -63,8 +64,12 @@ func New() *Metrics {
 			Name: "berth_selection_unavailable_class_total",
 			Help: "Decisions that chose an AcceleratorClass whose Ready nodes had no room for a group at the time (the service waits for capacity).",
 		}, []string{"class"}),
+		violations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_policy_violations_total",
+			Help: "ServingPolicy violations found at admission (dry runs included), by policy, rule and the action taken (Deny, Warn, Audit; a violation of a policy with several actions counts once per action).",
+		}, []string{"policy", "rule", "action"}),
 	}
-	m.Registry.MustRegister(m.admissions, m.latency, m.panics, m.cache, m.certLoads, m.decisions, m.denials, m.unavail,
+	m.Registry.MustRegister(m.admissions, m.latency, m.panics, m.cache, m.certLoads, m.decisions, m.denials, m.unavail, m.violations,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -98,4 +103,9 @@ func (m *Metrics) Denied(code string) {
 		code = "unknown"
 	}
 	m.denials.WithLabelValues(code).Inc()
+}
+
+// Violated counts one policy violation (handlers.ViolationObserver).
+func (m *Metrics) Violated(policy, rule, action string) {
+	m.violations.WithLabelValues(policy, rule, action).Inc()
 }

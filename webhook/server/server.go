@@ -33,6 +33,7 @@ const (
 	PathValidateProfiles               = "/validate/clusterengineruntimeprofiles"
 	PathValidateBaseModels             = "/validate/basemodels"
 	PathValidateClusterBaseModels      = "/validate/clusterbasemodels"
+	PathValidateServingPolicies        = "/validate/servingpolicies"
 )
 
 // Route binds an admission decision to a path.
