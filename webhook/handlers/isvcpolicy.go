@@ -51,7 +51,7 @@ func (h *InferenceServices) policyViolations(isvc *v1beta1.InferenceService, d *
 		Subject: sub, Service: isvc,
 		RuntimeKind: d.Runtime.Kind, RuntimeName: d.Runtime.Name, RuntimeSpec: d.Runtime.Spec,
 		RuntimeLabels: h.Policies.runtimeLabels(d.Runtime),
-		Classes: classes, Roles: roles,
+		Classes:       classes, Roles: roles,
 		NamespaceInUse: h.namespaceInUse(isvc.Namespace, isvc.Name),
 	})
 }

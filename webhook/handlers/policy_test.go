@@ -108,7 +108,6 @@ func policyWorld(t *testing.T) (*world, *v1beta1.InferenceService) {
 	return w, isvc
 }
 
-
 func listersFor(w *world) listers.InferenceServiceLister {
 	return listers.NewInferenceServiceLister(w.services)
 }
