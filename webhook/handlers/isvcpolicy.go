@@ -48,10 +48,14 @@ func (h *InferenceServices) policyViolations(isvc *v1beta1.InferenceService, d *
 		classes[v1beta1.ComponentDecoder] = d.decoder.AcceleratorClass
 	}
 	return set.CheckService(policy.Service{
-		Subject: sub, Service: isvc,
-		RuntimeKind: d.Runtime.Kind, RuntimeName: d.Runtime.Name, RuntimeSpec: d.Runtime.Spec,
-		RuntimeLabels: h.Policies.runtimeLabels(d.Runtime),
-		Classes:       classes, Roles: roles,
+		Subject:        sub,
+		Service:        isvc,
+		RuntimeKind:    d.Runtime.Kind,
+		RuntimeName:    d.Runtime.Name,
+		RuntimeSpec:    d.Runtime.Spec,
+		RuntimeLabels:  h.Policies.runtimeLabels(d.Runtime),
+		Classes:        classes,
+		Roles:          roles,
 		NamespaceInUse: h.namespaceInUse(isvc.Namespace, isvc.Name),
 	})
 }
