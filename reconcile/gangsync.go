@@ -120,7 +120,7 @@ func (c *Controller) planGang(ctx context.Context, isvc *v1beta1.InferenceServic
 			choice.Backend, gangWhy(isvc, choice), b.crd, b.crd))
 		return g, c.staleGangs(isvc, g, nil)
 	}
-	if !cache.WaitForCacheSync(timeoutCh(ctx, 10*time.Second), synced) {
+	if !synced() && !waitSynced(ctx, synced) {
 		return nil, fmt.Errorf("the informer on %s did not sync", b.gvr.String())
 	}
 	g.backend, g.scheduler = b, choice.SchedulerName
@@ -143,10 +143,12 @@ func gangWhy(isvc *v1beta1.InferenceService, choice plan.GangChoice) string {
 	return "the pods' schedulerName"
 }
 
-func timeoutCh(ctx context.Context, d time.Duration) <-chan struct{} {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	go func() { <-ctx.Done(); cancel() }()
-	return ctx.Done()
+// waitSynced waits a little for a PodGroup informer just started (its
+// CRD appeared).
+func waitSynced(ctx context.Context, synced cache.InformerSynced) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return cache.WaitForCacheSync(ctx.Done(), synced)
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {

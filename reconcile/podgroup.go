@@ -142,9 +142,15 @@ func (c *Controller) writeGangs(ctx context.Context, isvc *v1beta1.InferenceServ
 			continue
 		}
 		obj := w.obs.obj.DeepCopy()
-		setGangSpec(obj, w.want, g.backend.scheduler == v1beta1.GangSchedulerVolcano)
+		g.setSpec(isvc, obj, w.want)
 		c.m.write("update", "podgroups")
 		upd, err := res.Update(ctx, obj, metav1.UpdateOptions{})
+		if apierrors.IsNotFound(err) {
+			// The cache still had it (its CRD was deleted and installed
+			// again, say): create it.
+			c.m.write("create", "podgroups")
+			upd, err = res.Create(ctx, g.newPodGroup(isvc, w.name, w.want), metav1.CreateOptions{})
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("update PodGroup %s/%s: %w", isvc.Namespace, w.name, err))
 			continue
@@ -183,11 +189,16 @@ func (g *gangPlan) newPodGroup(isvc *v1beta1.InferenceService, name string, want
 	yes := true
 	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "InferenceService",
 		Name: isvc.Name, UID: isvc.UID, Controller: &yes, BlockOwnerDeletion: &yes}})
+	g.setSpec(isvc, u, want)
+	return u
+}
+
+// setSpec writes the spec berth owns, with the subgroups' selectors.
+func (g *gangPlan) setSpec(isvc *v1beta1.InferenceService, u *unstructured.Unstructured, want pgWant) {
 	setGangSpec(u, want, g.backend.scheduler == v1beta1.GangSchedulerVolcano)
-	if g.pd && len(want.gang.SubGroups) > 0 {
+	if len(want.gang.SubGroups) > 0 {
 		setSubGroupSelectors(u, isvc)
 	}
-	return u
 }
 
 // setGangSpec writes the fields berth owns into a PodGroup's spec; others
