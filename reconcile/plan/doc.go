@@ -29,6 +29,20 @@
 // what the service side of the wait reads: whether a service's model is
 // known for its generation, and the value of the nudge annotation.
 //
+// # Gang scheduling (gang.go)
+//
+// The PodGroup of a gang (see package reconcile) as pure functions:
+// GangFormula is seed 003's (minMember, minTaskMember keyed <role>-<g>,
+// minResources, one subgroup per role) for GangRoles; GangFor lowers
+// each count to the live pods that will exist after a step (GangLiveAfter:
+// observed, not terminating or terminal, minus deletes, plus creates), per
+// role, leader or worker, and group, and keeps the formula while nothing
+// of the gang is live; GangWrites splits a change into what is written
+// before the step (the element-wise minimum) and after it. Invariant,
+// checked after every simulated step (gang_test.go): a PodGroup never
+// asks for more members, per task, than live pods exist. ChooseGang picks
+// the backend from gangPolicy and the pods' schedulerName.
+//
 // # Glossary
 //
 //   - Seed 003: "A Deep Dive of the Kthena's ModelServing", the design this
