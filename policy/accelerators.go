@@ -19,29 +19,40 @@ var wellKnownAccelerators = []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu
 func Accelerators(roles []merge.ComposedRole, classes ...*v1beta1.AcceleratorClass) map[corev1.ResourceName]int64 {
 	names := acceleratorNames(classes)
 	out := map[corev1.ResourceName]int64{}
-	for _, r := range roles {
-		if r.Pod == nil {
-			continue
-		}
-		pods := r.Pods(r.MaxGroups())
-		for _, n := range names {
-			if q := podRequest(&r.Pod.Spec, n); q > 0 {
-				out[n] += q * pods
-			}
-		}
+	for i := range roles {
+		addRole(out, &roles[i], names)
 	}
 	return out
 }
 
+// addRole adds one role's accelerators at its MaxGroups to out and
+// returns their sum.
+func addRole(out map[corev1.ResourceName]int64, r *merge.ComposedRole, names []corev1.ResourceName) int64 {
+	if r.Pod == nil {
+		return 0
+	}
+	pods := r.Pods(r.MaxGroups())
+	var total int64
+	for _, n := range names {
+		if q := podRequest(&r.Pod.Spec, n); q > 0 {
+			out[n] += q * pods
+			total += q * pods
+		}
+	}
+	return total
+}
+
+// acceleratorNames is the well-known accelerator resources and those the
+// classes name (a new slice only when a class adds one).
 func acceleratorNames(classes []*v1beta1.AcceleratorClass) []corev1.ResourceName {
-	names := append([]corev1.ResourceName(nil), wellKnownAccelerators...)
+	names := wellKnownAccelerators
 	for _, c := range classes {
 		if c == nil {
 			continue
 		}
 		for _, r := range c.Spec.Resources {
 			if n := corev1.ResourceName(r.Name); n != "" && !containsResource(names, n) {
-				names = append(names, n)
+				names = append(names[:len(names):len(names)], n)
 			}
 		}
 	}
@@ -99,26 +110,29 @@ func perHourMilli(c *v1beta1.AcceleratorClass) int64 {
 	return c.Spec.Cost.PerHour.MilliValue()
 }
 
-// serviceCost sums, per component, its accelerators × its class's
-// perHour, in thousandths, with one "8 × nvidia-h100-80gb at 4/hour" part
-// per component that costs something.
-func serviceCost(in *Service) (milli int64, parts []string) {
-	byComponent := map[string][]merge.ComposedRole{}
-	var order []string
-	for _, r := range in.Roles {
-		comp := r.Topology.Component
-		if _, ok := byComponent[comp]; !ok {
-			order = append(order, comp)
+// serviceCost sums, per component, its accelerators (roleTotals: per
+// role, as Accelerators counts them) × its class's perHour, in
+// thousandths, with one "8 × nvidia-h100-80gb at 4/hour" part per
+// component that costs something.
+func serviceCost(in *Service, roleTotals []int64) (milli int64, parts []string) {
+	var done []string // components counted
+	for i := range in.Roles {
+		comp := in.Roles[i].Topology.Component
+		if containsString(done, comp) {
+			continue
 		}
-		byComponent[comp] = append(byComponent[comp], r)
-	}
-	for _, comp := range order {
+		done = append(done, comp)
 		cl := classFor(in.Classes, comp)
 		rate := perHourMilli(cl)
 		if rate == 0 {
 			continue
 		}
-		n := sumValues(Accelerators(byComponent[comp], cl))
+		var n int64
+		for j := i; j < len(in.Roles); j++ {
+			if in.Roles[j].Topology.Component == comp {
+				n += roleTotals[j]
+			}
+		}
 		if n == 0 {
 			continue
 		}
@@ -126,4 +140,13 @@ func serviceCost(in *Service) (milli int64, parts []string) {
 		parts = append(parts, itoa(n)+" × "+cl.Name+" at "+formatMilli(rate)+"/hour")
 	}
 	return milli, parts
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }

@@ -61,8 +61,10 @@ type compiled struct {
 	maxSvc   *int64
 	maxNS    *int64
 	maxCost  *resource.Quantity
-	required []string
-	noCmd    bool
+	// maxCostMilli is maxCost in thousandths, read once.
+	maxCostMilli int64
+	required     []string
+	noCmd        bool
 }
 
 // Compile parses the policies' selectors and rules once. A policy whose
@@ -118,6 +120,9 @@ func compile(p *v1alpha1.ServingPolicy) (*compiled, string) {
 	c.images = compileImageRule(r.Images)
 	c.maxSvc, c.maxNS = r.MaxAcceleratorsPerService, r.MaxAcceleratorsPerNamespace
 	c.maxCost = r.MaxCostPerHour
+	if c.maxCost != nil {
+		c.maxCostMilli = c.maxCost.MilliValue()
+	}
 	c.required = append([]string(nil), r.RequiredLabels...)
 	c.noCmd = r.AllowCommand != nil && !*r.AllowCommand
 	return c, ""

@@ -16,17 +16,24 @@ func (s *Set) Gate(sub Subject, svc *v1beta1.InferenceService, inUse map[corev1.
 	if svc != nil && sub.ServiceLabels == nil {
 		sub.ServiceLabels = svc.Labels
 		if sub.ServiceLabels == nil {
-			sub.ServiceLabels = map[string]string{}
+			sub.ServiceLabels = noLabels
 		}
 	}
 	g := &gate{namespace: sub.Namespace, inUse: inUse}
-	for _, c := range s.applicable(sub) {
+	// Filtered in place: the gate keeps the Deny policies with a rule it
+	// decides on.
+	pols := s.applicable(sub)
+	g.pols = pols[:0]
+	for _, c := range pols {
 		if c.deny && (c.classes != nil || c.runtimes != nil || c.maxSvc != nil || c.maxNS != nil || c.maxCost != nil) {
 			g.pols = append(g.pols, c)
 		}
 	}
 	return g
 }
+
+// noLabels is the labels of a service that has none; never written.
+var noLabels = map[string]string{}
 
 type gate struct {
 	namespace string
@@ -65,7 +72,7 @@ func (g *gate) Class(cl *v1beta1.AcceleratorClass, use selection.ClassUse) (stri
 		}
 		if c.maxCost != nil {
 			rate := perHourMilli(cl)
-			if max := c.maxCost.MilliValue(); n*rate > max {
+			if max := c.maxCostMilli; n*rate > max {
 				return c.ref, "would cost " + formatMilli(n*rate) + "/hour (" + itoa(n) + " × " + formatMilli(rate) + "/hour), above the maximum of " + formatMilli(max) + "/hour"
 			}
 		}

@@ -26,22 +26,37 @@ func compileImageRule(r *v1alpha1.ImageRule) *imageRule {
 	return ir
 }
 
+// imageRef is an image reference read once (imageref.Normalize).
+type imageRef struct {
+	ref, repo, suffix string
+	err               error
+}
+
+func readImage(ref string) imageRef {
+	repo, suffix, err := imageref.Normalize(ref)
+	return imageRef{ref: ref, repo: repo, suffix: suffix, err: err}
+}
+
 // check says why ref is not allowed, "" when it is: "image
 // docker.io/evil/x:1 is not from an allowed registry (allowed: ...)".
 func (r *imageRule) check(ref string) string {
 	if r == nil {
 		return ""
 	}
-	repo, suffix, err := imageref.Normalize(ref)
-	if err != nil {
-		return "image " + quoteRef(ref) + " is not a valid reference: " + err.Error()
+	im := readImage(ref)
+	return r.checkRef(&im)
+}
+
+func (r *imageRule) checkRef(im *imageRef) string {
+	if im.err != nil {
+		return "image " + quoteRef(im.ref) + " is not a valid reference: " + im.err.Error()
 	}
 	for _, p := range r.prefixes {
-		if imageref.Matches(p, repo) {
+		if imageref.Matches(p, im.repo) {
 			return ""
 		}
 	}
-	return "image " + repo + suffix + " is not from an allowed registry (allowed: " + r.text + ")"
+	return "image " + im.repo + im.suffix + " is not from an allowed registry (allowed: " + r.text + ")"
 }
 
 func quoteRef(s string) string { return "\"" + s + "\"" }

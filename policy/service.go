@@ -32,21 +32,88 @@ type Service struct {
 	NamespaceInUse map[corev1.ResourceName]int64
 }
 
-// serviceCheck is one CheckService call's shared, lazily computed facts.
+// serviceCheck is one CheckService call's shared facts, computed the
+// first time a policy needs them, so that 100 policies cost 100 rule
+// comparisons and not 100 countings.
 type serviceCheck struct {
-	in      *Service
-	svcRef  string // "InferenceService <ns>/<name>"
-	acc     map[corev1.ResourceName]int64
-	accDone bool
-	sources []imageSource
-	srcDone bool
+	in     *Service
+	svcRef string // "InferenceService <ns>/<name>"
+
+	accDone    bool
+	acc        map[corev1.ResourceName]int64
+	total      int64
+	resources  []corev1.ResourceName // acc's keys, sorted
+	roleTotals []int64               // per role, its accelerators at MaxGroups
+
+	costDone  bool
+	costMilli int64
+	costParts []string
+
+	imagesDone bool
+	images     []roleImage
+
+	components []string // the keys of in.Classes, sorted
+}
+
+// roleImage is one container image of a composed role, read once.
+type roleImage struct {
+	role      *merge.ComposedRole
+	container *corev1.Container
+	ref       imageRef
+	where     string // located lazily, when a policy refuses it
+	field     *field.Path
+	located   bool
 }
 
 func (sc *serviceCheck) accelerators() map[corev1.ResourceName]int64 {
 	if !sc.accDone {
-		sc.acc, sc.accDone = Accelerators(sc.in.Roles, classList(sc.in.Classes)...), true
+		sc.accDone = true
+		names := acceleratorNames(classList(sc.in.Classes))
+		sc.acc = map[corev1.ResourceName]int64{}
+		sc.roleTotals = make([]int64, len(sc.in.Roles))
+		for i := range sc.in.Roles {
+			sc.roleTotals[i] = addRole(sc.acc, &sc.in.Roles[i], names)
+		}
+		sc.total, sc.resources = sumValues(sc.acc), sortedResources(sc.acc)
 	}
 	return sc.acc
+}
+
+func (sc *serviceCheck) cost() (int64, []string) {
+	if !sc.costDone {
+		sc.accelerators()
+		sc.costMilli, sc.costParts = serviceCost(sc.in, sc.roleTotals)
+		sc.costDone = true
+	}
+	return sc.costMilli, sc.costParts
+}
+
+func (sc *serviceCheck) roleImages() []roleImage {
+	if !sc.imagesDone {
+		sc.imagesDone = true
+		for i := range sc.in.Roles {
+			r := &sc.in.Roles[i]
+			if r.Pod == nil {
+				continue
+			}
+			for _, list := range [][]corev1.Container{r.Pod.Spec.InitContainers, r.Pod.Spec.Containers} {
+				for j := range list {
+					sc.images = append(sc.images, roleImage{role: r, container: &list[j], ref: readImage(list[j].Image)})
+				}
+			}
+		}
+	}
+	return sc.images
+}
+
+// locate names where an image comes from, once.
+func (sc *serviceCheck) locate(im *roleImage) {
+	if im.located {
+		return
+	}
+	im.located = true
+	sources := serviceImageSources(sc.in)
+	im.where, im.field = locateImage(sources, *im.role, im.container)
 }
 
 // CheckService checks a resolved service against every policy that
@@ -55,14 +122,14 @@ func (s *Set) CheckService(in Service) []Violation {
 	if in.Service != nil && in.ServiceLabels == nil {
 		in.ServiceLabels = in.Service.Labels
 		if in.ServiceLabels == nil {
-			in.ServiceLabels = map[string]string{}
+			in.ServiceLabels = noLabels
 		}
 	}
 	pols := s.applicable(in.Subject)
 	if len(pols) == 0 {
 		return nil
 	}
-	sc := &serviceCheck{in: &in, svcRef: "InferenceService " + in.Namespace + "/"}
+	sc := &serviceCheck{in: &in, svcRef: "InferenceService " + in.Namespace + "/", components: sortedKeys(in.Classes)}
 	if in.Service != nil {
 		sc.svcRef += in.Service.Name
 	}
@@ -81,7 +148,7 @@ func (s *Set) CheckService(in Service) []Violation {
 func (c *compiled) checkPlacement(sc *serviceCheck, vs []Violation) []Violation {
 	in := sc.in
 	if c.classes != nil {
-		for _, comp := range sortedKeys(in.Classes) {
+		for _, comp := range sc.components {
 			cl := in.Classes[comp]
 			if cl == nil {
 				continue
@@ -116,23 +183,15 @@ func (c *compiled) checkImagesOf(sc *serviceCheck, vs []Violation) []Violation {
 	if c.images == nil {
 		return vs
 	}
-	if !sc.srcDone {
-		sc.sources, sc.srcDone = serviceImageSources(sc.in), true
-	}
-	for _, r := range sc.in.Roles {
-		if r.Pod == nil {
+	images := sc.roleImages()
+	for i := range images {
+		im := &images[i]
+		why := c.images.checkRef(&im.ref)
+		if why == "" {
 			continue
 		}
-		for _, list := range [][]corev1.Container{r.Pod.Spec.InitContainers, r.Pod.Spec.Containers} {
-			for i := range list {
-				why := c.images.check(list[i].Image)
-				if why == "" {
-					continue
-				}
-				where, f := locateImage(sc.sources, r, &list[i])
-				vs = append(vs, c.violation(RuleImages, f, where+": "+why))
-			}
-		}
+		sc.locate(im)
+		vs = append(vs, c.violation(RuleImages, im.field, im.where+": "+why))
 	}
 	return vs
 }
@@ -144,21 +203,19 @@ func (c *compiled) checkBudgets(sc *serviceCheck, vs []Violation) []Violation {
 	}
 	in := sc.in
 	acc := sc.accelerators()
-	if c.maxSvc != nil {
-		if total := sumValues(acc); total > *c.maxSvc {
-			vs = append(vs, c.violation(RuleMaxAcceleratorsPerService, nil, sc.svcRef+" would use "+describeUse(acc)+", above the maximum of "+itoa(*c.maxSvc)+" per service"))
-		}
+	if c.maxSvc != nil && sc.total > *c.maxSvc {
+		vs = append(vs, c.violation(RuleMaxAcceleratorsPerService, nil, sc.svcRef+" would use "+describeUse(acc)+", above the maximum of "+itoa(*c.maxSvc)+" per service"))
 	}
 	if c.maxNS != nil {
-		for _, r := range sortedResources(acc) {
+		for _, r := range sc.resources {
 			if why := namespaceOver(in.Namespace, r, in.NamespaceInUse[r], acc[r], *c.maxNS); why != "" {
 				vs = append(vs, c.violation(RuleMaxAcceleratorsPerNamespace, nil, why))
 			}
 		}
 	}
 	if c.maxCost != nil {
-		milli, parts := serviceCost(in)
-		if max := c.maxCost.MilliValue(); milli > max {
+		milli, parts := sc.cost()
+		if max := c.maxCostMilli; milli > max {
 			vs = append(vs, c.violation(RuleMaxCostPerHour, nil, sc.svcRef+" would cost "+formatMilli(milli)+"/hour ("+strings.Join(parts, " + ")+"), above the maximum of "+formatMilli(max)+"/hour"))
 		}
 	}
