@@ -114,7 +114,7 @@ func newPolicyController(c *Controller) *policyController {
 	om := c.berthInformers.Ome().V1beta1()
 	must(om.InferenceServices().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    p.enqueueForService,
-		UpdateFunc: func(o, n any) { p.enqueueForServiceIf(n, specChanged(o, n)) },
+		UpdateFunc: func(o, n any) { p.enqueueForServiceIf(n, specChanged(o, n) || quotaRefusalChanged(o, n)) },
 		DeleteFunc: p.enqueueForService,
 	}))
 	inputs := cache.ResourceEventHandlerFuncs{
@@ -386,6 +386,14 @@ func specChanged(o, n any) bool {
 	}
 	return om.GetGeneration() != nm.GetGeneration() || om.GetGeneration() == 0 ||
 		!maps.Equal(om.GetLabels(), nm.GetLabels()) || !maps.Equal(om.GetAnnotations(), nm.GetAnnotations())
+}
+
+// quotaRefusalChanged: a service's QuotaExceeded condition came or went
+// (namespaceVerdicts counts refused services last).
+func quotaRefusalChanged(o, n any) bool {
+	os, ok1 := o.(*v1beta1.InferenceService)
+	ns, ok2 := n.(*v1beta1.InferenceService)
+	return ok1 && ok2 && meta.IsStatusConditionTrue(os.Status.Conditions, ConditionQuotaExceeded) != meta.IsStatusConditionTrue(ns.Status.Conditions, ConditionQuotaExceeded)
 }
 
 // labelsChanged: a namespace's labels changed (what selectors read), or a

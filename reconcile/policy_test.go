@@ -129,4 +129,10 @@ func TestNamespaceVerdicts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, namespaceVerdicts(set, tc.policy, svcs)) })
 	}
 	assert.Empty(t, namespaceVerdicts(set, "budget", []policyService{gpuService("berth-system", "x", 1, 64, nil)}), "exempt namespaces have no verdicts")
+
+	refused := gpuService("team-a", "a", 20, 8, nil)
+	refused.refused = true
+	assert.Equal(t, map[string][]string{"team-a/b": {}, "team-a/c": {}, "team-a/a": {over}},
+		namespaceVerdicts(set, "budget", []policyService{svcs[0], svcs[1], refused}),
+		"a service a quota refuses is past the budget, whenever it was created")
 }

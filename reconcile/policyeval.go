@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 
 	policyv1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
@@ -19,6 +20,9 @@ import (
 type policyService struct {
 	key     string
 	created int64 // creation time (unix seconds): the order of admission
+	// refused: a ResourceQuota refuses its pods (QuotaExceeded=True); it
+	// is counted after the services whose pods the quota admitted.
+	refused bool
 	in      policy.Service
 	acc     map[corev1.ResourceName]int64
 }
@@ -60,11 +64,14 @@ func (p *policyController) evaluate(sp *policyv1alpha1.ServingPolicy, namespaces
 // selects. Services are taken in the order they were created (then by
 // name), each with the accelerators of those before it in use: a namespace
 // budget is reported on the services admitted past it, as admission would
-// have denied them had they come one at a time.
+// have denied them had they come one at a time. Services a ResourceQuota
+// refuses come last: after a burst admission could not serialise, the
+// services the quota let run are within the budget and those it refused
+// are past it.
 func namespaceVerdicts(set *policy.Set, name string, svcs []policyService) map[string][]string {
 	svcs = slices.Clone(svcs)
 	slices.SortStableFunc(svcs, func(a, b policyService) int {
-		return cmp.Or(cmp.Compare(a.created, b.created), cmp.Compare(a.key, b.key))
+		return cmp.Or(compareBool(a.refused, b.refused), cmp.Compare(a.created, b.created), cmp.Compare(a.key, b.key))
 	})
 	out := map[string][]string{}
 	inUse := map[corev1.ResourceName]int64{}
@@ -85,6 +92,16 @@ func namespaceVerdicts(set *policy.Set, name string, svcs []policyService) map[s
 		}
 	}
 	return out
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func cloneUse(m map[corev1.ResourceName]int64) map[corev1.ResourceName]int64 {
@@ -135,7 +152,8 @@ func (p *policyController) policyService(isvc *v1beta1.InferenceService, nsLabel
 		RuntimeSpec: dec.runtime, Classes: classes, Roles: roles,
 	}
 	return policyService{key: isvc.Namespace + "/" + isvc.Name, created: isvc.CreationTimestamp.Unix(), in: in,
-		acc: policy.Accelerators(roles, classList...)}, true
+		refused: meta.IsStatusConditionTrue(isvc.Status.Conditions, ConditionQuotaExceeded),
+		acc:     policy.Accelerators(roles, classList...)}, true
 }
 
 // runtimeLabels are the labels of the pinned runtime object (a runtime
