@@ -409,6 +409,11 @@ func TestReconcilerRBAC(t *testing.T) {
 			want = append(want, grant{resource: "apiextensions.k8s.io/customresourcedefinitions", name: crd, verb: v}.String())
 		}
 	}
+	// ServingPolicy: policies read and their status written, namespaces
+	// read for their selectors, the ResourceQuotas of namespace budgets.
+	add("", []string{"policy.berth.dev/servingpolicies", "/namespaces"}, readVerbs)
+	add("", []string{"policy.berth.dev/servingpolicies/status"}, []string{"get", "update"})
+	add("", []string{"/resourcequotas"}, []string{"get", "list", "watch", "create", "update", "delete"})
 	assert.ElementsMatch(t, want, got)
 
 	var d appsv1.Deployment
