@@ -29,8 +29,8 @@ func (s *Set) CheckImages(sub Subject, images []Image) []Violation {
 	return sortViolations(vs)
 }
 
-// CheckPod checks the images of all containers and init containers of a
-// pod (berth's composed pods, as defence in depth).
+// CheckPod checks the images of all init, regular and ephemeral
+// containers of a pod (berth's composed pods, as defence in depth).
 func (s *Set) CheckPod(sub Subject, pod *corev1.Pod) []Violation {
 	if pod == nil {
 		return nil
@@ -42,6 +42,9 @@ func (s *Set) CheckPod(sub Subject, pod *corev1.Pod) []Violation {
 	}
 	for i, c := range pod.Spec.Containers {
 		images = append(images, Image{Field: spec.Child("containers").Index(i).Child("image"), Ref: c.Image})
+	}
+	for i, c := range pod.Spec.EphemeralContainers {
+		images = append(images, Image{Field: spec.Child("ephemeralContainers").Index(i).Child("image"), Ref: c.Image})
 	}
 	return s.CheckImages(sub, images)
 }

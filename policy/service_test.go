@@ -175,9 +175,14 @@ func TestCheckImagesAndPod(t *testing.T) {
 	if got := set.CheckImages(Subject{}, RuntimeImages(rt)); !reflect.DeepEqual(got, want) {
 		t.Errorf("CheckImages =\n%#v\nwant\n%#v", got, want)
 	}
-	pod := &corev1.Pod{Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Image: "ghcr.io/org/init"}}, Containers: []corev1.Container{{Image: "ghcr.io/org/a"}, {Image: "nginx"}}}}
-	want = []Violation{{Policy: "registries", Actions: warn, Rule: RuleImages, Field: field.NewPath("spec", "containers").Index(1).Child("image"),
-		Message: "ServingPolicy/registries: spec.containers[1].image: image docker.io/library/nginx is not from an allowed registry (allowed: ghcr.io/org)"}}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Image: "ghcr.io/org/init"}}, Containers: []corev1.Container{{Image: "ghcr.io/org/a"}, {Image: "nginx"}},
+		EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Image: "busybox"}}}}}
+	want = []Violation{
+		{Policy: "registries", Actions: warn, Rule: RuleImages, Field: field.NewPath("spec", "containers").Index(1).Child("image"),
+			Message: "ServingPolicy/registries: spec.containers[1].image: image docker.io/library/nginx is not from an allowed registry (allowed: ghcr.io/org)"},
+		{Policy: "registries", Actions: warn, Rule: RuleImages, Field: field.NewPath("spec", "ephemeralContainers").Index(0).Child("image"),
+			Message: "ServingPolicy/registries: spec.ephemeralContainers[0].image: image docker.io/library/busybox is not from an allowed registry (allowed: ghcr.io/org)"},
+	}
 	if got := set.CheckPod(Subject{Namespace: "team-a"}, pod); !reflect.DeepEqual(got, want) {
 		t.Errorf("CheckPod =\n%#v\nwant\n%#v", got, want)
 	}

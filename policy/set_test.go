@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -136,5 +137,28 @@ func TestEnforce(t *testing.T) {
 	}
 	if got := Enforce(nil); !reflect.DeepEqual(got, Outcome{}) {
 		t.Fatalf("Enforce(nil) = %#v", got)
+	}
+}
+
+// For is safe for concurrent use, across more namespaces than the cache
+// holds and while their labels change (run with -race).
+func TestForConcurrent(t *testing.T) {
+	set := Compile([]*v1alpha1.ServingPolicy{MakePolicy("team-a").Namespaces(map[string]string{"team": "a"}).Obj()}, Options{})
+	done := make(chan bool)
+	for w := range 4 {
+		go func() {
+			defer func() { done <- true }()
+			for i := range maxCachedNamespaces + 100 {
+				team := []string{"a", "b"}[(i+w)%2]
+				got := set.For(Subject{Namespace: fmt.Sprintf("ns-%d", i%(maxCachedNamespaces+50)), NamespaceLabels: map[string]string{"team": team}})
+				if (team == "a") != (len(got) == 1) {
+					t.Errorf("team %s: For = %v", team, got)
+					return
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
 	}
 }

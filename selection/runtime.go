@@ -1,6 +1,7 @@
 package selection
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,6 +180,7 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		losers := lb.lines()
 		reason := svc + ": no runtime can serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + ")"
 		if len(forbidden) > 0 {
+			sort.Strings(forbidden)
 			reason += ": every runtime that could is forbidden by " + strings.Join(forbidden, ", ") + "; ask the cluster admin, or fix one of these runtimes"
 			return nil, &Error{Code: CodeForbiddenByPolicy, Reason: reason, Candidates: losers}
 		}

@@ -6,7 +6,19 @@ package imageref
 
 import (
 	"errors"
+	"regexp"
+	"strconv"
 	"strings"
+)
+
+// The reference grammar of the distribution project (and so of Docker and
+// containerd), which refuses what it does not match: a policy must not
+// read a reference the runtime would read differently ("ghcr.io/org/../x").
+var (
+	pathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*$`)
+	domainRE      = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?$`)
+	tagRE         = regexp.MustCompile(`^:[\w][\w.-]{0,127}$`)
+	digestRE      = regexp.MustCompile(`^@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$`)
 )
 
 // DefaultRegistry is the registry of a reference that names none, as the
@@ -31,24 +43,44 @@ func Normalize(ref string) (repo, suffix string, err error) {
 		if len(suffix) == 1 {
 			return "", "", errors.New("image reference has an empty digest")
 		}
+		if !digestRE.MatchString(suffix) {
+			return "", "", errors.New("image reference has an invalid digest")
+		}
 	}
 	if i := strings.LastIndexByte(name, ':'); i >= 0 && !strings.Contains(name[i:], "/") {
 		if i == len(name)-1 {
 			return "", "", errors.New("image reference has an empty tag")
 		}
+		if !tagRE.MatchString(name[i:]) {
+			return "", "", errors.New("image reference has an invalid tag")
+		}
 		name, suffix = name[:i], name[i:]+suffix
 	}
 	domain, path := splitDomain(name)
-	if path == "" || strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") || strings.Contains(path, "//") {
-		return "", "", errors.New("image reference has an empty path segment")
+	if err := checkPath("image reference", path); err != nil {
+		return "", "", err
 	}
-	if domain == "" {
-		return "", "", errors.New("image reference has an empty registry")
+	if !domainRE.MatchString(domain) {
+		return "", "", errors.New("image reference has an invalid registry")
 	}
 	if domain == DefaultRegistry && !strings.Contains(path, "/") {
 		path = "library/" + path
 	}
 	return domain + "/" + path, suffix, nil
+}
+
+// checkPath checks a repository path's components; what names the
+// checked string in the error.
+func checkPath(what, path string) error {
+	for _, c := range strings.Split(path, "/") {
+		if c == "" {
+			return errors.New(what + " has an empty path segment")
+		}
+		if !pathComponent.MatchString(c) {
+			return errors.New(what + " has an invalid path component " + strconv.Quote(c))
+		}
+	}
+	return nil
 }
 
 // splitDomain splits a repository into its registry and path: the first
@@ -99,6 +131,14 @@ func NormalizePrefix(p string) (string, error) {
 	}
 	if strings.Contains(path, ":") {
 		return "", errors.New("a prefix has no tag")
+	}
+	if path != "" {
+		if err := checkPath("prefix", path); err != nil {
+			return "", err
+		}
+	}
+	if !domainRE.MatchString(domain) {
+		return "", errors.New("prefix has an invalid registry")
 	}
 	domain = strings.ToLower(domain)
 	if domain == "index.docker.io" || domain == "registry-1.docker.io" {

@@ -5,6 +5,8 @@ import (
 	"testing"
 )
 
+const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 func TestNormalize(t *testing.T) {
 	tests := []struct {
 		ref, repo, suffix, err string
@@ -14,8 +16,16 @@ func TestNormalize(t *testing.T) {
 		{ref: "lmsysorg/sglang:v0.4", repo: "docker.io/lmsysorg/sglang", suffix: ":v0.4"},
 		{ref: "docker.io/nginx", repo: "docker.io/library/nginx"},
 		{ref: "index.docker.io/lmsysorg/sglang", repo: "docker.io/lmsysorg/sglang"},
-		{ref: "ghcr.io/org/x@sha256:abc", repo: "ghcr.io/org/x", suffix: "@sha256:abc"},
-		{ref: "ghcr.io/org/x:1@sha256:abc", repo: "ghcr.io/org/x", suffix: ":1@sha256:abc"},
+		{ref: "ghcr.io/org/x@" + digest, repo: "ghcr.io/org/x", suffix: "@" + digest},
+		{ref: "ghcr.io/org/x:1@" + digest, repo: "ghcr.io/org/x", suffix: ":1@" + digest},
+		{ref: "ghcr.io/org/x@sha256:abc", err: "image reference has an invalid digest"},
+		{ref: "ghcr.io/org/x:-1", err: "image reference has an invalid tag"},
+		{ref: "ghcr.io/org/../x", err: `image reference has an invalid path component ".."`},
+		{ref: "ghcr.io/Org/x", err: `image reference has an invalid path component "Org"`},
+		{ref: "ghcr.io/org/x_", err: `image reference has an invalid path component "x_"`},
+		{ref: "my_registry.io/x", err: "image reference has an invalid registry"},
+		{ref: "registry.example.com", repo: "docker.io/library/registry.example.com"},
+		{ref: "a__b/c-d--e.f:v1.0_x", repo: "docker.io/a__b/c-d--e.f", suffix: ":v1.0_x"},
 		{ref: "localhost:5000/x:dev", repo: "localhost:5000/x", suffix: ":dev"},
 		{ref: "localhost/x", repo: "localhost/x"},
 		{ref: "GHCR.IO/org/x", repo: "ghcr.io/org/x"},
@@ -56,6 +66,9 @@ func TestNormalizePrefix(t *testing.T) {
 		{in: "ghcr.io/org/x:1", err: "a prefix has no tag"},
 		{in: "ghcr.io//org", err: "prefix has an empty path segment"},
 		{in: "/", err: "prefix has an empty path segment"},
+		{in: "ghcr.io/../x", err: `prefix has an invalid path component ".."`},
+		{in: "Lmsysorg", err: `prefix has an invalid path component "Lmsysorg"`},
+		{in: "bad_host.io/x", err: "prefix has an invalid registry"},
 	}
 	for _, tt := range tests {
 		got, err := NormalizePrefix(tt.in)
@@ -72,7 +85,7 @@ func TestNormalizePrefix(t *testing.T) {
 // FuzzNormalize: a reference that normalises has a registry, a
 // non-empty path without empty segments, and normalises to itself again.
 func FuzzNormalize(f *testing.F) {
-	for _, s := range []string{"nginx", "lmsysorg/sglang:v1", "ghcr.io/org/x@sha256:abc", "localhost:5000/x:1", "a:b:c", "x@y@z", "Foo/bar"} {
+	for _, s := range []string{"nginx", "lmsysorg/sglang:v1", "ghcr.io/org/x@" + digest, "localhost:5000/x:1", "a:b:c", "x@y@z", "Foo/bar"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, ref string) {
