@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"slices"
 	"syscall"
+
+	"github.com/berthdev/berth/internal/cli"
 )
 
 // command is one subcommand: `berth <name> [flags]`.
@@ -58,6 +60,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := c.Run(ctx, args[1:], stdout, stderr); err != nil {
 		if err == flag.ErrHelp {
 			return 0
+		}
+		if err == cli.ErrFailed {
+			return 1
 		}
 		fmt.Fprintf(stderr, "berth %s: %v\n", c.Name, err)
 		return 1

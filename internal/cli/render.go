@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/objects"
+	"github.com/berthdev/berth/webhook/handlers"
+)
+
+const renderHelp = `
+Usage:
+  berth render -f SERVICE.yaml --from DIR_OR_FILE... [--diff --nodes PODS.yaml]
+  berth render isvc/NAME [-n NAMESPACE] [--diff]
+
+Render prints, as YAML, the pods of every component of an InferenceService
+exactly as berth's pod webhook completes them: the pods the reconciler
+creates for group 0 (one per role: the single pod, or a leader and a
+worker) are sent through the webhook's own pod handler under the decision
+admission pins (runtime, AcceleratorClass, model), with the runtime's,
+class's, profiles' and the service's settings merged.
+
+Offline, the decision is the one admission makes for the file's service
+(see berth explain). Online, it is the stored service's pin.
+
+--diff compares the rendered pods with the pods running now (online: the
+service's pods in the cluster; offline: Pods in the --nodes files) and
+prints what a rollout would change: image, command, args, env, resources
+of each container, and the pod's nodeSelector. Without differences it
+prints "no changes".
+
+Examples:
+  # What will the pods of my service look like on the shipped runtimes?
+  berth render -f my-isvc.yaml --from deploy/runtimes --from deploy/accelerators
+
+  # What would a rollout change in my running service's pods?
+  berth render isvc/llama-3-2-1b-instruct -n default --diff
+`
+
+func renderCommand() Command {
+	return Command{
+		Name:    "render",
+		Summary: "print the pods of an InferenceService as the webhook completes them; --diff against the running pods",
+		Run:     runRender,
+	}
+}
+
+func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("berth render", flag.ContinueOnError)
+	var src sourceFlags
+	src.register(fs)
+	diff := fs.Bool("diff", false, "print what differs from the pods running now instead of the pods")
+	fs.SetOutput(stderr)
+	fs.Usage = usageFunc(fs, stderr, renderHelp)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	w, subjects, err := src.subjects(ctx, pos)
+	if err != nil {
+		return err
+	}
+	failed := false
+	for _, isvc := range subjects {
+		r, err := Render(ctx, w, isvc)
+		if err != nil {
+			return err
+		}
+		if r.Denial != "" {
+			fmt.Fprintf(stderr, "InferenceService %s/%s: admission would deny it:\n%s\n", isvc.Namespace, isvc.Name, r.Denial)
+			failed = true
+			continue
+		}
+		if *diff {
+			writeDiff(stdout, r, runningPods(w.set, r.Service))
+			continue
+		}
+		if err := writePods(stdout, r); err != nil {
+			return err
+		}
+	}
+	if failed {
+		return ErrFailed
+	}
+	return nil
+}
+
+// Rendered is a service's pods as the pod webhook completes them.
+type Rendered struct {
+	// Service is the service as admission leaves it (pinned).
+	Service *v1beta1.InferenceService
+	Pods    []*corev1.Pod
+	// Warnings are the pod handler's.
+	Warnings []string
+	// Denial is admission's message when the service, or one of its pods,
+	// would be denied.
+	Denial string
+}
+
+// Render admits isvc as explain does, then completes the reconciler's
+// skeleton pods of group 0 with the webhook's pod handler.
+func Render(ctx context.Context, w *world, isvc *v1beta1.InferenceService) (*Rendered, error) {
+	var old *v1beta1.InferenceService
+	if isPinned(isvc) {
+		old = isvc
+	}
+	adm, err := w.isvcs.Admit(ctx, isvc, old)
+	if err != nil {
+		return nil, err
+	}
+	r := &Rendered{Service: adm.Service, Denial: adm.Denial}
+	if adm.Denial != "" {
+		return r, nil
+	}
+	d, _, _, err := w.isvcs.Pinned(adm.Service)
+	if err != nil || d == nil {
+		r.Denial = fmt.Sprintf("the decision admission pinned does not resolve: %v", err)
+		return r, nil
+	}
+	// The pod handler reads the service as admission stored it.
+	pods := &handlers.Pods{Index: w.index, Services: objects.ServiceLister(adm.Service), Profiles: w.pods.Profiles, Policies: w.pods.Policies}
+	for _, sk := range handlers.SkeletonPods(adm.Service, d.Engine.Runtime.Spec) {
+		p, warns, err := pods.CompletePod(ctx, sk)
+		r.Warnings = append(r.Warnings, warns...)
+		if err != nil {
+			r.Denial = err.Error()
+			return r, nil
+		}
+		r.Pods = append(r.Pods, p)
+	}
+	return r, nil
+}
+
+func writePods(out io.Writer, r *Rendered) error {
+	for _, p := range r.Pods {
+		b, err := yaml.Marshal(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "---\n# InferenceService %s/%s, component %s%s\n%s", r.Service.Namespace, r.Service.Name,
+			p.Labels[v1beta1.LabelComponent], roleText(p), b)
+	}
+	for _, x := range r.Warnings {
+		fmt.Fprintf(out, "# warning: %s\n", x)
+	}
+	return nil
+}
+
+func roleText(p *corev1.Pod) string {
+	if r := p.Labels[v1beta1.LabelRole]; r != "" {
+		return ", role " + r
+	}
+	return ""
+}
