@@ -4,7 +4,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/berthdev/berth/api/policy/v1alpha1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -160,5 +159,3 @@ func (b *serviceBuilder) Runtime(name string) *serviceBuilder {
 func (b *serviceBuilder) Obj() *v1beta1.InferenceService { return b.s }
 
 func resourceQty(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
-
-func fieldPath(names ...string) *field.Path { return field.NewPath(names[0], names[1:]...) }

@@ -58,9 +58,11 @@
 //     ghcr.io/org/x, not ghcr.io/organisation/x). A prefix without a
 //     registry is a Docker Hub path (imageref.NormalizePrefix). The message names
 //     the field that sets the image: the service's
-//     ("spec.engine.runner.image") when it sets that image, else the
-//     runtime's ("ClusterServingRuntime/srt spec.engineConfig.runner.image")
-//     when Service.RuntimeSpec is given, else the composed pod's container:
+//     ("spec.engine.runner.image", also Violation.Field) when it sets that
+//     image, else the runtime's ("ClusterServingRuntime/srt
+//     spec.engineConfig.runner.image"; Violation.Field is nil, the field
+//     is not the service's) when Service.RuntimeSpec is given, else the
+//     composed pod's container ("engine leader pod, container init"):
 //     "ServingPolicy/registries: spec.engine.runner.image: image
 //     docker.io/evil/x:1 is not from an allowed registry (allowed:
 //     registry.example.com, ghcr.io/berthdev)". A reference that does not

@@ -156,7 +156,7 @@ func TestCheckServiceOnComposedPods(t *testing.T) {
 			Message: "ServingPolicy/cost: InferenceService team-a/chat would cost 40.96/hour (8 × nvidia-h100-80gb at 5.12/hour), above the maximum of 30/hour"},
 		{Policy: "gpu-budget", Actions: deny, Rule: RuleMaxAcceleratorsPerNamespace,
 			Message: "ServingPolicy/gpu-budget: namespace team-a would use 24 nvidia.com/gpu, above its budget of 16 (16 of 16 nvidia.com/gpu in use)"},
-		{Policy: "registries", Actions: audit, Rule: RuleImages, Field: fieldPath("spec", "engineConfig", "runner", "image"),
+		{Policy: "registries", Actions: audit, Rule: RuleImages,
 			Message: "ServingPolicy/registries: ClusterServingRuntime/rt spec.engineConfig.runner.image: image registry.example.com/vllm:1 is not from an allowed registry (allowed: ghcr.io/berthdev)"},
 	}, vs)
 	o := Enforce(vs)

@@ -140,7 +140,7 @@ func TestCheckServiceImages(t *testing.T) {
 			want: []Violation{{Policy: "registries", Actions: deny, Rule: RuleImages, Field: field.NewPath("spec", "engine", "runner", "image"),
 				Message: "ServingPolicy/registries: spec.engine.runner.image: image docker.io/evil/x:1" + allowed}}},
 		{name: "the runtime's", spec: rt, role: MakeRole("engine").Image("lmsysorg/sglang:v1").Obj(),
-			want: []Violation{{Policy: "registries", Actions: deny, Rule: RuleImages, Field: field.NewPath("spec", "engineConfig", "runner", "image"),
+			want: []Violation{{Policy: "registries", Actions: deny, Rule: RuleImages,
 				Message: "ServingPolicy/registries: ClusterServingRuntime/srt spec.engineConfig.runner.image: image docker.io/lmsysorg/sglang:v1" + allowed}}},
 		{name: "an init container from elsewhere", role: MakeRole("engine").Role(merge.RoleLeader, 1).Init("busybox").Obj(),
 			want: []Violation{{Policy: "registries", Actions: deny, Rule: RuleImages,

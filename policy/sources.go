@@ -169,8 +169,9 @@ func serviceImageSources(in *Service) []imageSource {
 }
 
 // locateImage names where a composed container's image comes from: the
-// service's field that sets it ("spec.engine.runner.image"), else the
-// runtime's ("ClusterServingRuntime/x spec.engineConfig.runner.image"),
+// service's field that sets it ("spec.engine.runner.image", also returned
+// as the field), else the runtime's ("ClusterServingRuntime/x
+// spec.engineConfig.runner.image", no field: it is not the service's),
 // else the composed pod's container ("engine leader pod, container
 // engine").
 func locateImage(sources []imageSource, r merge.ComposedRole, c *corev1.Container) (string, *field.Path) {
@@ -181,7 +182,7 @@ func locateImage(sources []imageSource, r merge.ComposedRole, c *corev1.Containe
 	}
 	for _, s := range sources {
 		if s.Ref == c.Image {
-			return s.runtime + " " + s.Field.String(), s.Field
+			return s.runtime + " " + s.Field.String(), nil
 		}
 	}
 	pod := r.Topology.Component
