@@ -275,6 +275,20 @@ func testBudgetBurst(t *testing.T, runtime string) {
 			assert.Contains(t, c.Message, "berth-policy-"+name, "the condition names the quota")
 		}
 	}
+	// Retried with backoff, not hot: count the refused pod creations (the
+	// reconciler's FailedCreate events, aggregated by the recorder).
+	attempts := map[string]int32{}
+	var most int32
+	for _, svc := range blocked {
+		for _, e := range serviceEvents(t, ns, svc) {
+			if e.Reason == "FailedCreate" {
+				attempts[svc] += max(e.Count, 1)
+			}
+		}
+		most = max(most, attempts[svc])
+	}
+	t.Logf("refused pod creations per QuotaExceeded service in %s: %v", time.Since(start).Round(time.Second), attempts)
+	assert.LessOrEqual(t, most, int32(10), "a refused service is retried on a backoff from --quota-retry-base (5s), not hot")
 	q, err := env.Kube.CoreV1().ResourceQuotas(ns).Get(ctxT(t, apiTimeout), "berth-policy-"+name, metav1.GetOptions{})
 	require.NoError(t, err)
 	used := q.Status.Used["requests.nvidia.com/gpu"]
@@ -287,11 +301,16 @@ func testBudgetBurst(t *testing.T, runtime string) {
 	assert.Equal(t, len(admitted), len(ready)+len(blocked), "every admitted service runs or says why not")
 	assert.Equal(t, min(len(admitted), 2), len(ready), "the budget runs two services of 8")
 
-	// The policy's audit agrees: the services admitted past the budget
-	// violate it.
-	waitPolicy(t, name, ns, fmt.Sprintf("%d violations", len(admitted)-2), func(sp *policyv1alpha1.ServingPolicy) bool {
-		return int(sp.Status.Violations) == max(len(admitted)-2, 0)
+	// The policy's audit agrees: the services the quota refused are the
+	// ones past the budget.
+	sp := waitPolicy(t, name, ns, fmt.Sprintf("the %d QuotaExceeded services as its violations", len(blocked)), func(sp *policyv1alpha1.ServingPolicy) bool {
+		var names []string
+		for _, v := range sp.Status.ViolatingServices {
+			names = append(names, v.Name)
+		}
+		return int(sp.Status.Violations) == len(blocked) && fmt.Sprint(names) == fmt.Sprint(blocked)
 	})
+	t.Logf("policy status: %d violations %v", sp.Status.Violations, sp.Status.ViolatingServices)
 }
 
 // A policy created after its services exist reports their violations in
