@@ -82,6 +82,10 @@ verify: ## Fail when generated files are stale or code is unformatted.
 	@if [ -n "$$(git status --porcelain -- api deploy/crds $(GANG_CRDS))" ]; then \
 	  echo "generated files are stale; run 'make generate' and commit:"; \
 	  git status --porcelain -- api deploy/crds $(GANG_CRDS); git --no-pager diff --stat -- api deploy/crds $(GANG_CRDS); exit 1; fi
+	$(MAKE) chart
+	@if [ -n "$$(git status --porcelain -- $(CHART_DIR))" ]; then \
+	  echo "the Helm chart is stale; run 'make chart' and commit:"; \
+	  git status --porcelain -- $(CHART_DIR); exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
@@ -105,6 +109,10 @@ K8S_LDFLAGS  := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 K8S_CMDS     := kube-apiserver kube-controller-manager kube-scheduler kubectl
 KWOK_VERSION := v0.8.0
 KWOK_BIN     := bin/kwok-$(KWOK_VERSION)
+# helm (issue 15): renders and installs the chart in deploy/chart/berth (its
+# tests and e2e/helm_test.go); built once from the module proxy.
+HELM_VERSION := v3.22.0
+HELM_BIN     := bin/helm-$(HELM_VERSION)
 # scheduler-plugins (issue 13, gang scheduling): its cmd/scheduler
 # (kube-scheduler with the Coscheduling plugin) runs next to kube-scheduler as
 # a second scheduler, with its cmd/controller (PodGroup status); built through
@@ -116,7 +124,7 @@ SCHED_PLUGINS_CMDS    := scheduler controller
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps
-deps: deps-etcd $(addprefix $(K8S_BIN)/,$(K8S_CMDS)) $(KWOK_BIN)/kwok $(addprefix $(SCHED_PLUGINS_BIN)/scheduler-plugins-,$(SCHED_PLUGINS_CMDS)) ## Install etcd, build the Kubernetes binaries, kwok and scheduler-plugins (only what is missing).
+deps: deps-etcd $(addprefix $(K8S_BIN)/,$(K8S_CMDS)) $(KWOK_BIN)/kwok $(addprefix $(SCHED_PLUGINS_BIN)/scheduler-plugins-,$(SCHED_PLUGINS_CMDS)) $(HELM_BIN)/helm ## Install etcd, build the Kubernetes binaries, kwok, scheduler-plugins and helm (only what is missing).
 
 .PHONY: deps-etcd
 deps-etcd:
@@ -138,6 +146,22 @@ $(SCHED_PLUGINS_BIN)/scheduler-plugins-%:
 $(KWOK_BIN)/kwok:
 	@mkdir -p $(KWOK_BIN)
 	GOBIN=$(CURDIR)/$(KWOK_BIN) go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+
+# A cold build took 15 minutes on 2 cores shared with other builds (3.5
+# minutes of CPU).
+$(HELM_BIN)/helm:
+	@mkdir -p $(HELM_BIN)
+	GOBIN=$(CURDIR)/$(HELM_BIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+# The Helm chart's crds/ and templates/*.yaml are generated from the
+# kustomize builds of deploy/ (deploy/chart/chartgen); verify fails when
+# they are stale, and deploy/chart's tests compare `helm template` with
+# `kubectl kustomize` object by object.
+CHART_DIR := deploy/chart/berth
+
+.PHONY: chart
+chart: $(K8S_BIN)/kubectl ## Regenerate the Helm chart's CRDs and templates from the kustomize manifests.
+	go run ./deploy/chart/chartgen -kubectl $(K8S_BIN)/kubectl -deploy deploy -chart $(CHART_DIR)
 
 # bin/berth finds bin/berth-webhook next to itself and the control plane in
 # bin/k8s-$(K8S_VERSION) and bin/kwok-$(KWOK_VERSION); nothing is built at run time.

@@ -1,0 +1,167 @@
+package chart
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Markers stand for template actions while an object is marshalled: they
+// are plain YAML scalars, replaced by the actions in the marshalled text
+// after the text's own braces are escaped.
+const (
+	markNamespace = "__BERTH_NAMESPACE__"
+	markPrefix    = "__BERTH_"
+)
+
+// escape makes Helm print "{{" and "}}" of the manifests (runtimes'
+// templates) literally. One pass: the replacements are not rescanned.
+var escape = strings.NewReplacer("{{", `{{"{{"}}`, "}}", `{{"}}"}}`)
+
+// clientConfigLine is a webhook's clientConfig replaced by a marker.
+var clientConfigLine = regexp.MustCompile(`(?m)^( *)(- )?clientConfig: (__BERTH_CLIENTCONFIG_\d+__)$`)
+
+// templateOf is o as a template: the namespace is namespace.name's, and a
+// Deployment's replicas, image and pull policy, the reconciler's model
+// inspector image and the webhooks' clientConfig are the values'.
+func templateOf(o Object) ([]byte, error) {
+	obj, err := deepCopy(o.Obj)
+	if err != nil {
+		return nil, err
+	}
+	actions := map[string]string{markNamespace: "{{ .Values.namespace.name }}"}
+	blocks := map[string]string{}
+	switch {
+	case o.Kind == "Deployment":
+		err = deploymentKnobs(o, obj, actions)
+	case isWebhookConfiguration(o):
+		err = clientConfigKnobs(o, obj, blocks)
+	}
+	if err != nil {
+		return nil, err
+	}
+	obj = replaceNamespace(obj).(map[string]any)
+	out, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o, err)
+	}
+	text := escape.Replace(string(out))
+	text = clientConfigLine.ReplaceAllStringFunc(text, func(line string) string {
+		m := clientConfigLine.FindStringSubmatch(line)
+		return m[1] + m[2] + "clientConfig:\n" + indent(blocks[m[3]], len(m[1])+len(m[2])+2)
+	})
+	for marker, action := range actions {
+		text = strings.ReplaceAll(text, marker, action)
+	}
+	if strings.Contains(text, markPrefix) {
+		return nil, fmt.Errorf("%s: a marker was left in the template:\n%s", o, text)
+	}
+	return []byte(text), nil
+}
+
+func deepCopy(obj map[string]any) (map[string]any, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	return out, json.Unmarshal(data, &out)
+}
+
+// replaceNamespace puts the namespace marker wherever a string holds the
+// manifests' namespace: metadata.namespace, RBAC subjects, DNS names,
+// namespaceSelectors, cert-manager's inject-ca-from.
+func replaceNamespace(v any) any {
+	switch x := v.(type) {
+	case string:
+		return strings.ReplaceAll(x, namespace, markNamespace)
+	case []any:
+		for i := range x {
+			x[i] = replaceNamespace(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = replaceNamespace(x[k])
+		}
+	}
+	return v
+}
+
+// deploymentKnobs: berth-webhook's knobs are under webhook, berth-reconciler's
+// under reconciler.
+func deploymentKnobs(o Object, obj map[string]any, actions map[string]string) error {
+	key := strings.TrimPrefix(o.Name, "berth-")
+	values := ".Values." + key
+	mark := markPrefix + strings.ToUpper(key) + "_"
+	spec, _ := obj["spec"].(map[string]any)
+	containers, _ := lookup(spec, "template", "spec", "containers").([]any)
+	if spec == nil || len(containers) != 1 {
+		return fmt.Errorf("%s: want one container, the chart's %s.image", o, key)
+	}
+	c, _ := containers[0].(map[string]any)
+	for field, action := range map[string]string{
+		"image":           "{{ " + values + ".image.repository }}:{{ " + values + ".image.tag }}",
+		"imagePullPolicy": "{{ " + values + ".image.pullPolicy }}",
+	} {
+		if _, ok := c[field].(string); !ok {
+			return fmt.Errorf("%s: no %s", o, field)
+		}
+		c[field] = mark + strings.ToUpper(field) + "__"
+		actions[c[field].(string)] = action
+	}
+	if _, ok := spec["replicas"]; !ok {
+		return fmt.Errorf("%s: no replicas", o)
+	}
+	spec["replicas"] = mark + "REPLICAS__"
+	actions[mark+"REPLICAS__"] = "{{ " + values + ".replicas }}"
+	args, _ := c["args"].([]any)
+	for i, a := range args {
+		if s, _ := a.(string); strings.HasPrefix(s, inspectorFlag) {
+			args[i] = inspectorFlag + mark + "INSPECTOR__"
+			actions[mark+"INSPECTOR__"] = "{{ " + values + ".modelInspectorImage }}"
+		}
+	}
+	return nil
+}
+
+// clientConfigKnobs: with webhook.url every webhook calls the URL plus its
+// path (and trusts webhook.caBundle); without, the Service as in the
+// manifests.
+func clientConfigKnobs(o Object, obj map[string]any, blocks map[string]string) error {
+	hooks, _ := obj["webhooks"].([]any)
+	for i, h := range hooks {
+		hook, _ := h.(map[string]any)
+		cc, _ := hook["clientConfig"].(map[string]any)
+		path, _ := lookup(cc, "service", "path").(string)
+		if path == "" {
+			return fmt.Errorf("%s: webhook %d calls no Service path", o, i)
+		}
+		service, err := yaml.Marshal(replaceNamespace(cc))
+		if err != nil {
+			return err
+		}
+		marker := markPrefix + "CLIENTCONFIG_" + strconv.Itoa(i) + "__"
+		hook["clientConfig"] = marker
+		blocks[marker] = "{{- if " + url + " }}\n" +
+			"url: {{ printf \"%s" + path + "\" (trimSuffix \"/\" " + url + ") | quote }}\n" +
+			"{{- with .Values.webhook.caBundle }}\ncaBundle: {{ . | quote }}\n{{- end }}\n" +
+			"{{- else }}\n" + escape.Replace(string(service)) + "{{- end }}\n"
+	}
+	return nil
+}
+
+// indent indents every line of s that is not a template action by n spaces.
+func indent(s string, n int) string {
+	pad := strings.Repeat(" ", n)
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "{{-") {
+			lines[i] = pad + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
