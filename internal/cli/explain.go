@@ -122,8 +122,11 @@ func Explain(ctx context.Context, w *world, isvc *v1beta1.InferenceService) (*Re
 		r.Source = w.online
 	}
 	if !isPinned(isvc) {
-		if d, err := w.isvcs.Fresh(adm.Service); err == nil {
-			r.Decision = outcome(d)
+		d, err := w.isvcs.Fresh(adm.Service)
+		if err != nil {
+			r.Candidates = failedCandidates(err)
+		} else {
+			r.Decision = outcome(d, false)
 		}
 		return r, nil
 	}
@@ -151,7 +154,7 @@ func (w *world) pinReport(svc *v1beta1.InferenceService) (*PinReport, *Outcome) 
 		p.FreshDiffers = true
 		p.Why = []string{"a decision made today would fail (" + firstLine(ferr.Error()) + "); the pin keeps " + p.Runtime}
 	} else {
-		p.Fresh = outcome(fresh)
+		p.Fresh = outcome(fresh, false)
 		p.Why = w.differences(svc, p, fresh)
 		p.FreshDiffers = len(p.Why) > 0
 		if !p.FreshDiffers {
@@ -162,7 +165,7 @@ func (w *world) pinReport(svc *v1beta1.InferenceService) (*PinReport, *Outcome) 
 		p.Problem = strings.TrimSpace(p.Problem + "; " + err.Error())
 		return p, nil
 	}
-	return p, outcome(kept)
+	return p, outcome(kept, true)
 }
 
 // differences says how a fresh decision differs from the pin, in the

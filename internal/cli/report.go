@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"strings"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -23,6 +24,9 @@ type Report struct {
 	Decision *Outcome `json:"decision,omitempty"`
 	// Pin is said for a service whose annotations pin a decision.
 	Pin *PinReport `json:"pin,omitempty"`
+	// Candidates are, when no decision could be made, every candidate
+	// selection considered and why it cannot serve (the denial's list).
+	Candidates []Candidate `json:"candidates,omitempty"`
 	// Warnings are admission's warnings.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -44,6 +48,9 @@ type Outcome struct {
 	Runtimes                  []Candidate `json:"runtimes"`
 	AcceleratorClasses        []Candidate `json:"acceleratorClasses"`
 	DecoderAcceleratorClasses []Candidate `json:"decoderAcceleratorClasses,omitempty"`
+	// Explanation are the webhook's lines as annotation ome.io/decision
+	// holds them, after the headline.
+	Explanation []string `json:"explanation"`
 }
 
 // Candidate is one runtime or class and why it won or lost.
@@ -83,12 +90,15 @@ const (
 // lines are the webhook's (annotation ome.io/decision): a loser that
 // "matches, but" or "fits, but" could have served and ranks lower, any
 // other was excluded by the rule its line states.
-func outcome(d *handlers.Decided) *Outcome {
+//
+// pinned says the decision is a service's pin, not one made for it now.
+func outcome(d *handlers.Decided, pinned bool) *Outcome {
 	e := d.Engine
 	o := &Outcome{
 		Headline: d.Headline, Runtime: e.RuntimeRef(), AutoSelected: e.Runtime.AutoSelected,
 		Model: e.Model.Ref(), Protocol: string(e.Protocol),
 		AcceleratorClass: e.AcceleratorClassName(), AcceleratorAvailable: e.AcceleratorAvailable,
+		Explanation: append([]string{}, d.Lines...),
 	}
 	if d.Decoder != nil {
 		o.DecoderAcceleratorClass = d.Decoder.AcceleratorClassName()
@@ -111,7 +121,7 @@ func outcome(d *handlers.Decided) *Outcome {
 			rts = append(rts, c)
 		}
 	}
-	o.Runtimes = rank(chosenRuntime(d), rts)
+	o.Runtimes = rank(chosenRuntime(d, pinned), rts)
 	o.AcceleratorClasses = rank(chosenClass(e), acs)
 	if d.Decoder != nil {
 		o.DecoderAcceleratorClasses = rank(chosenClass(d.Decoder), decs)
@@ -121,9 +131,12 @@ func outcome(d *handlers.Decided) *Outcome {
 
 const decoderPrefix = "decoder: "
 
-func chosenRuntime(d *handlers.Decided) *Candidate {
+func chosenRuntime(d *handlers.Decided, pinned bool) *Candidate {
 	how := "named in spec.runtime, and passes every check"
-	if d.Engine.Runtime.AutoSelected {
+	switch {
+	case pinned:
+		how = "pinned in annotation " + v1beta1.AnnotationResolvedRuntime
+	case d.Engine.Runtime.AutoSelected:
 		how = "auto-selected: serves the model and ranks first"
 	}
 	return &Candidate{Name: d.Engine.RuntimeRef(), Verdict: verdictChosen, Rule: how}
@@ -180,4 +193,18 @@ func rank(chosen *Candidate, losers []Candidate) []Candidate {
 // isPinned says whether a service carries berth's pin.
 func isPinned(isvc *v1beta1.InferenceService) bool {
 	return isvc.Annotations[v1beta1.AnnotationResolvedRuntime] != ""
+}
+
+// failedCandidates are the candidates of a selection error, each excluded.
+func failedCandidates(err error) []Candidate {
+	var se *selection.Error
+	if !errors.As(err, &se) {
+		return nil
+	}
+	out := make([]Candidate, 0, len(se.Candidates))
+	for i, l := range se.Candidates {
+		name, rule, _ := strings.Cut(l, ": ")
+		out = append(out, Candidate{Rank: i + 1, Name: name, Verdict: verdictExcluded, Rule: rule})
+	}
+	return out
 }

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+// Golden tests of berth explain, render and lint over the seeds' examples.
+// `go test ./cmd/berth/ -run Golden -update` rewrites testdata/golden/.
+
+var update = flag.Bool("update", false, "rewrite the golden files of cmd/berth/testdata/golden")
+
+const seeds = "../../api/v1beta1/testdata/seeds/"
+
+// berth runs the CLI as a user would and returns stdout, stderr and the
+// exit code.
+func berth(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return stdout.String(), stderr.String(), code
+}
+
+// golden compares got with testdata/golden/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run `go test ./cmd/berth/ -run Golden -update` to create it")
+	assert.Equal(t, string(want), got, "golden file %s differs; rerun with -update if the change is intended", path)
+}
+
+// seed000 are the arguments of berth explain for seed 000's priority
+// example: the auto-selecting service, both runtimes verbatim, and the
+// model they name (which the seed does not define).
+func seed000(extra ...string) []string {
+	args := []string{"explain", "-f", seeds + "000-isvc-auto-select.yaml",
+		"--from", seeds + "000-priority-srt-mistral-7b-instruct.yaml",
+		"--from", seeds + "000-priority-srt-mistral-7b-instruct-2.yaml",
+		"--from", "testdata/seed000/mistral-model.yaml"}
+	return append(args, extra...)
+}
+
+// TestGoldenExplainSeed000Priority: offline, explain names the priority-2
+// runtime and says the priority-1 one lost on priority.
+func TestGoldenExplainSeed000Priority(t *testing.T) {
+	out, stderr, code := berth(t, seed000()...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "Decision: runtime ClusterServingRuntime/srt-mistral-7b-instruct-2 (auto-selected)")
+	assert.Contains(t, out, "1. ClusterServingRuntime/srt-mistral-7b-instruct-2  [chosen]")
+	assert.Contains(t, out, "2. ClusterServingRuntime/srt-mistral-7b-instruct  [ranked lower] matches, but priority 1 is below ClusterServingRuntime/srt-mistral-7b-instruct-2's 2")
+	golden(t, "explain-seed000-priority.txt", out)
+
+	js, stderr, code := berth(t, seed000("-o", "json")...)
+	require.Equal(t, 0, code, stderr)
+	var r struct {
+		Allowed  bool
+		Decision struct {
+			Runtime  string
+			Runtimes []struct {
+				Rank                int
+				Name, Verdict, Rule string
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(js), &r))
+	assert.True(t, r.Allowed)
+	assert.Equal(t, "ClusterServingRuntime/srt-mistral-7b-instruct-2", r.Decision.Runtime)
+	require.Len(t, r.Decision.Runtimes, 2)
+	assert.Equal(t, "ClusterServingRuntime/srt-mistral-7b-instruct", r.Decision.Runtimes[1].Name)
+	assert.Equal(t, "ranked lower", r.Decision.Runtimes[1].Verdict)
+	golden(t, "explain-seed000-priority.json", js)
+}
+
+// TestGoldenExplainPinnedSeed000: a stored service pinned to the
+// priority-1 runtime before the priority-2 one existed keeps its pin, and
+// explain says a decision made today would choose the other, and why.
+func TestGoldenExplainPinnedSeed000(t *testing.T) {
+	args := seed000()
+	args[2] = "testdata/seed000/pinned-isvc.yaml"
+	out, stderr, code := berth(t, args...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "Pinned: runtime ClusterServingRuntime/srt-mistral-7b-instruct, AcceleratorClass (none)")
+	assert.Contains(t, out, "a decision made today would choose runtime ClusterServingRuntime/srt-mistral-7b-instruct-2; "+
+		"ClusterServingRuntime/srt-mistral-7b-instruct: matches, but priority 1 is below ClusterServingRuntime/srt-mistral-7b-instruct-2's 2; the pin keeps ClusterServingRuntime/srt-mistral-7b-instruct")
+	golden(t, "explain-seed000-pinned.txt", out)
+}
+
+// TestGoldenRenderStory8EnvMerge: seed 002's Story 8 scenario 3 on its
+// Story 7 runtime and the seed's H100 class: the user's
+// TENSOR_PARALLEL_SIZE=4 wins, and the H100 configuration's env, args and
+// node selector are merged in.
+func TestGoldenRenderStory8EnvMerge(t *testing.T) {
+	out, stderr, code := berth(t, "render", "-f", "testdata/story8/env-merge-deployment.yaml",
+		"--from", seeds+"002-story7-sglang-performance-optimized.yaml",
+		"--from", seeds+"002-examples-nvidia-h100-80gb.yaml",
+		"--from", "testdata/story8/model.yaml")
+	require.Equal(t, 0, code, stderr)
+	for _, want := range []string{
+		"- name: TENSOR_PARALLEL_SIZE\n      value: \"4\"",
+		"- name: CUSTOM_SETTING\n      value: user-value",
+		"- name: QUANTIZATION_METHOD\n      value: fp8",
+		"- name: ENABLE_SPECULATIVE_DECODING\n      value: \"true\"",
+		"- --num-speculative-tokens=5",
+		"nodeSelector:\n    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "value: awq", "the A100 configuration is not applied")
+	golden(t, "render-story8-env-merge.yaml", out)
+}
+
+// TestStory8SeedIsVerbatim: the Story 8 service of testdata is the seed's,
+// plus spec.model and nothing else.
+func TestStory8SeedIsVerbatim(t *testing.T) {
+	seed := readYAMLMap(t, seeds+"002-story8-env-merge-deployment.yaml")
+	ours := readYAMLMap(t, "testdata/story8/env-merge-deployment.yaml")
+	spec := ours["spec"].(map[string]any)
+	assert.Equal(t, map[string]any{"name": "llama-3-1-8b-instruct"}, spec["model"])
+	delete(spec, "model")
+	assert.Equal(t, seed, ours)
+}
+
+func readYAMLMap(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, yaml.Unmarshal(data, &m))
+	return m
+}
+
+// TestHelpTeaches: each command's -h says what it does, with examples a
+// newcomer can copy, and exits 0.
+func TestHelpTeaches(t *testing.T) {
+	for _, c := range []struct{ cmd, example string }{
+		{"explain", "berth explain -f my-isvc.yaml --from deploy/runtimes --from deploy/accelerators"},
+		{"render", "berth render isvc/llama-3-2-1b-instruct -n default --diff"},
+		{"lint", "berth lint deploy/"},
+	} {
+		t.Run(c.cmd, func(t *testing.T) {
+			_, stderr, code := berth(t, c.cmd, "-h")
+			assert.Equal(t, 0, code)
+			assert.Contains(t, stderr, "Usage:\n  berth "+c.cmd)
+			assert.Contains(t, stderr, "Examples:")
+			assert.Contains(t, stderr, c.example)
+			assert.Contains(t, stderr, "Flags:")
+			assert.True(t, strings.Count(stderr, "\n") > 20, "help is more than a flag list")
+		})
+	}
+}
