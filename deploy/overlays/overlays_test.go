@@ -70,6 +70,7 @@ var wantWebhooks = map[string]struct {
 	"clusterengineruntimeprofiles.validate.ome.io": {false, server.PathValidateProfiles, "ome.io", "v1beta1", "clusterengineruntimeprofiles", admissionregistrationv1.ClusterScope, createUpdate},
 	"basemodels.validate.ome.io":                   {false, server.PathValidateBaseModels, "ome.io", "v1beta1", "basemodels", admissionregistrationv1.NamespacedScope, createUpdate},
 	"clusterbasemodels.validate.ome.io":            {false, server.PathValidateClusterBaseModels, "ome.io", "v1beta1", "clusterbasemodels", admissionregistrationv1.ClusterScope, createUpdate},
+	"servingpolicies.validate.policy.berth.dev":    {false, server.PathValidateServingPolicies, "policy.berth.dev", "v1alpha1", "servingpolicies", admissionregistrationv1.ClusterScope, createUpdate},
 }
 
 var createUpdate = []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
@@ -83,6 +84,7 @@ var wantReads = []string{
 	"ome.io/basemodels", "ome.io/clusterbasemodels", "ome.io/acceleratorclasses",
 	"ome.io/clusterengineruntimeprofiles", "/nodes", "/pods",
 	"/secrets", "/persistentvolumeclaims", // metadata only: do a model's Secret and claim exist
+	"policy.berth.dev/servingpolicies", "/namespaces", // the policies in force and the labels they select
 }
 
 // grant is one verb on one resource (optionally one name, one namespace).

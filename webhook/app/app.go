@@ -133,6 +133,7 @@ func Routes(c *cache.Cache, live Live, obs handlers.DecisionObserver, downloader
 		{Path: server.PathValidateBaseModels, Name: "validate-basemodels", Decide: handlers.ValidateBaseModel},
 		{Path: server.PathValidateClusterBaseModels, Name: "validate-clusterbasemodels", Decide: handlers.ValidateClusterBaseModel},
 		{Path: server.PathMutatePods, Name: "mutate-pods", Decide: pods.Mutate},
+		{Path: server.PathValidateServingPolicies, Name: "validate-servingpolicies", Decide: handlers.ValidateServingPolicy},
 	}
 }
 
