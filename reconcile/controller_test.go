@@ -59,11 +59,16 @@ type fixture struct {
 
 func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	t.Helper()
+	return newFixtureWith(t, Options{Now: time.Now}, objs...)
+}
+
+func newFixtureWith(t *testing.T, opts Options, objs ...runtime.Object) *fixture {
+	t.Helper()
 	bc := berthfake.NewSimpleClientset(objs...)
 	kc := kubefake.NewSimpleClientset()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	c := New(kc, bc, Options{Now: time.Now})
+	c := New(kc, bc, opts)
 	// Stand in for the pod webhook: stamp the revision of the pinned
 	// inputs, as merge computes it, so pods count as up to date.
 	kc.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -74,11 +79,15 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 		require.Nil(t, unres)
 		rev, err := merge.Revision(dec.input(isvc, pod.Labels[v1beta1.LabelComponent]))
 		require.NoError(t, err)
-		pod.Annotations = map[string]string{v1beta1.AnnotationRevision: rev}
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[v1beta1.AnnotationRevision] = rev
 		return false, nil, nil
 	})
 	c.kubeInformers.Start(ctx.Done())
 	c.berthInformers.Start(ctx.Done())
+	c.startGangs(ctx)
 	for !c.Synced() {
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -125,6 +125,9 @@ func (c *Controller) wireGangInformers() {
 
 func (c *Controller) crdChanged(b *gangBackend, obj any, deleted bool) {
 	u, ok := obj.(*unstructured.Unstructured)
+	if ok && u.GetName() != b.crd {
+		return // the informer selects by name; never trust another CRD
+	}
 	b.mu.Lock()
 	b.installed = !deleted && ok
 	b.subGroups = ok && hasSubGroupPolicy(u, b.gvr.Version)

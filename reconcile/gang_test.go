@@ -1,0 +1,147 @@
+package reconcile
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/reconcile/plan"
+)
+
+// volcanoCRD is Volcano's PodGroup CRD as far as the reconciler reads it:
+// its name and v1beta1's spec properties, with subGroupPolicy when
+// withSubGroups (Volcano >= 1.14; v1.12.1 has none).
+func volcanoCRD(withSubGroups bool) *unstructured.Unstructured {
+	props := map[string]any{"minMember": map[string]any{"type": "integer"}}
+	if withSubGroups {
+		props["subGroupPolicy"] = map[string]any{"type": "array"}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "podgroups.scheduling.volcano.sh"},
+		"spec": map[string]any{"versions": []any{map[string]any{"name": "v1beta1", "schema": map[string]any{
+			"openAPIV3Schema": map[string]any{"properties": map[string]any{"spec": map[string]any{"properties": props}}}}}}},
+	}}
+	return u
+}
+
+type gangFixture struct {
+	*fixture
+	dyn *dynamicfake.FakeDynamicClient
+}
+
+func newGangFixture(t *testing.T, crds []runtime.Object, objs ...runtime.Object) *gangFixture {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{
+		crdResource: "CustomResourceDefinitionList",
+		{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"}: "PodGroupList",
+		{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}:  "PodGroupList",
+	}, crds...)
+	f := newFixtureWith(t, Options{Now: time.Now, Dynamic: dyn}, objs...)
+	return &gangFixture{fixture: f, dyn: dyn}
+}
+
+func pdRuntime(name string) *v1beta1.ClusterServingRuntime {
+	rt := runtimeObj(name, false)
+	rt.Spec.DecoderConfig = &v1beta1.DecoderSpec{Runner: &v1beta1.RunnerSpec{Name: "ome-container", Image: "decoder:v1"}}
+	return rt
+}
+
+func pdService(name, runtime string) *v1beta1.InferenceService {
+	s := serviceObj(name, runtime, 3)
+	two := int32(2)
+	s.Spec.Decoder = &v1beta1.DecoderSpec{ComponentExtensionSpec: v1beta1.ComponentExtensionSpec{Replicas: &two}}
+	s.Spec.GangPolicy = &v1beta1.GangPolicy{Scheduler: v1beta1.GangSchedulerVolcano, MinRoleReplicas: map[string]int32{"prefill": 2, "decode": 1}}
+	return s
+}
+
+func (f *gangFixture) podGroup(name string) *unstructured.Unstructured {
+	u, err := f.dyn.Resource(f.c.gang.backend(v1beta1.GangSchedulerVolcano).gvr).Namespace("ns").Get(f.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return u
+}
+
+func (f *gangFixture) podGroupWrites() int {
+	n := 0
+	for _, a := range f.dyn.Actions() {
+		if a.GetResource().Resource == "podgroups" && (a.GetVerb() == "create" || a.GetVerb() == "update" || a.GetVerb() == "delete") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestGangPodGroupFollowsTheCRDSchema(t *testing.T) {
+	for _, withSubGroups := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Volcano v1.12.1: no subGroupPolicy", true: "Volcano 1.14: subGroupPolicy"}[withSubGroups], func(t *testing.T) {
+			f := newGangFixture(t, []runtime.Object{volcanoCRD(withSubGroups)}, pdRuntime("rt"), pdService("pd", "rt"))
+			f.syncUntil("ns/pd", func() bool { return len(f.pods("ns")) == 5 && f.podGroup("pd") != nil })
+			pg := f.podGroup("pd")
+			obs, ok := observedPodGroup(pg, f.svc("pd"))
+			require.True(t, ok, "the PodGroup is the service's")
+			want := plan.Gang{MinMember: 3, MinTaskMember: map[string]int32{"engine-0": 1, "engine-1": 1, "decoder-0": 1}}
+			if withSubGroups {
+				want.SubGroups = []plan.SubGroup{{Name: "engine", SubGroupSize: 1, MinSubGroups: 2}, {Name: "decoder", SubGroupSize: 1, MinSubGroups: 1}}
+			}
+			assert.True(t, want.Equal(obs.want.gang), "want %+v, got %+v", want, obs.want.gang)
+			assert.Equal(t, "default", obs.want.queue)
+			for _, p := range f.pods("ns") {
+				assert.Equal(t, "pd", p.Annotations[AnnotationVolcanoGroupName], p.Name)
+				assert.Equal(t, p.Labels[v1beta1.LabelComponent]+"-"+p.Labels[v1beta1.LabelGroupIndex], p.Annotations[AnnotationVolcanoTaskSpec], p.Name)
+				assert.Equal(t, "volcano", p.Spec.SchedulerName, p.Name)
+			}
+
+			// A steady state writes no PodGroup.
+			time.Sleep(100 * time.Millisecond) // the informer sees the PodGroup
+			before := f.podGroupWrites()
+			for range 3 {
+				_, err := f.c.sync(f.ctx, "ns/pd")
+				require.NoError(t, err)
+			}
+			assert.Equal(t, before, f.podGroupWrites(), "PodGroup writes in a steady state: %v", f.dyn.Actions())
+		})
+	}
+}
+
+func TestGangWithoutCRDSaysSoAndMarksNothing(t *testing.T) {
+	f := newGangFixture(t, nil, pdRuntime("rt"), pdService("pd", "rt"))
+	f.syncUntil("ns/pd", func() bool { return len(f.pods("ns")) == 5 })
+	_, err := f.c.sync(f.ctx, "ns/pd")
+	require.NoError(t, err)
+	var cond *metav1.Condition
+	require.Eventually(t, func() bool {
+		cond = meta.FindStatusCondition(f.svc("pd").Status.Conditions, ConditionGangScheduling)
+		return cond != nil
+	}, 5*time.Second, 20*time.Millisecond)
+	assert.Equal(t, metav1.ConditionFalse, cond.Status)
+	assert.Equal(t, ReasonPodGroupCRDMissing, cond.Reason)
+	assert.Contains(t, cond.Message, "podgroups.scheduling.volcano.sh")
+	for _, p := range f.pods("ns") {
+		assert.Empty(t, p.Annotations[AnnotationVolcanoGroupName], p.Name)
+	}
+	assert.Zero(t, f.podGroupWrites())
+}
+
+func TestHasSubGroupPolicy(t *testing.T) {
+	assert.False(t, hasSubGroupPolicy(volcanoCRD(false), "v1beta1"))
+	assert.True(t, hasSubGroupPolicy(volcanoCRD(true), "v1beta1"))
+	assert.False(t, hasSubGroupPolicy(volcanoCRD(true), "v1alpha1"), "another version's schema")
+}
+
+func (f *gangFixture) svc(name string) *v1beta1.InferenceService {
+	s, err := f.berth.OmeV1beta1().InferenceServices("ns").Get(f.ctx, name, metav1.GetOptions{})
+	require.NoError(f.t, err)
+	return s
+}
