@@ -138,7 +138,9 @@ $(K8S_BIN)/%:
 
 # The wrapper module pins sigs.k8s.io/scheduler-plugins, k8s.io/kubernetes
 # v1.32.7 and its staging modules (scheduler-plugins' own replace block).
-# gitVersion is stamped as scheduler-plugins' own Makefile does.
+# gitVersion is stamped as scheduler-plugins' own Makefile does. A cold build
+# of both took 12 minutes on 2 cores busy with other builds (load 10-16;
+# module downloads cached): the scheduler 11, then the controller 1.
 $(SCHED_PLUGINS_BIN)/scheduler-plugins-%:
 	@mkdir -p $(SCHED_PLUGINS_BIN)
 	cd hack/sched-build && go build -ldflags "-X k8s.io/component-base/version.gitVersion=$(SCHED_PLUGINS_VERSION)" -o $(CURDIR)/$@ sigs.k8s.io/scheduler-plugins/cmd/$*
