@@ -270,6 +270,11 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 	if errs := validateLifecycle(&isvc, d.Decision); len(errs) > 0 {
 		return admission.Invalid("InferenceService", isvc.Name, errs)
 	}
+	if old != nil { // the CRD's transition rule says the same
+		if errs := validation.ValidateGangPolicyUpdate(&old.Spec, &isvc.Spec); len(errs) > 0 {
+			return admission.Invalid("InferenceService", isvc.Name, errs)
+		}
+	}
 	roles, errs := h.compose(&isvc, d)
 	if old != nil && len(errs) > 0 {
 		var more []string

@@ -1,0 +1,35 @@
+package handlers
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+// spec.gangPolicy cannot be removed once set (seed 003): the webhook says
+// so with the field, as the CRD's transition rule does.
+func TestValidateDeniesRemovingGangPolicy(t *testing.T) {
+	w := seedWorld(t)
+	isvc := seedService(t, "api/v1beta1/testdata/seeds/000-isvc-auto-select.yaml")
+	isvc.Spec.GangPolicy = &v1beta1.GangPolicy{Scheduler: v1beta1.GangSchedulerCoscheduling}
+	stored, resp := admitISVC(t, w, admissionv1.Create, isvc, nil)
+	require.True(t, resp.Allowed, "%+v", resp.Result)
+
+	removed := stored.DeepCopy()
+	removed.Spec.GangPolicy = nil
+	_, resp = admitISVC(t, w, admissionv1.Update, removed, stored)
+	require.False(t, resp.Allowed)
+	require.NotNil(t, resp.Result.Details)
+	require.Len(t, resp.Result.Details.Causes, 1)
+	assert.Equal(t, "spec.gangPolicy", resp.Result.Details.Causes[0].Field)
+	assert.Contains(t, resp.Result.Details.Causes[0].Message, "cannot be removed once set")
+
+	changed := stored.DeepCopy()
+	changed.Spec.GangPolicy.Scheduler = v1beta1.GangSchedulerVolcano
+	_, resp = admitISVC(t, w, admissionv1.Update, changed, stored)
+	assert.True(t, resp.Allowed, "%+v", resp.Result)
+}
