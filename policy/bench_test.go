@@ -166,3 +166,49 @@ func BenchmarkSelectWithGate(b *testing.B) {
 		})
 	}
 }
+
+// bigWorld is selection's benchmark scale for classes: 200 nvidia classes
+// (one node each), every one a candidate of the runtime, so the gate is
+// asked 200 times a decision.
+func bigWorld(b *testing.B) *selection.Index {
+	x := selection.NewIndex()
+	for i := range 200 {
+		c := MakeClass(fmt.Sprintf("nvidia-%s-%03d", []string{"a100", "h100", "l4", "b200"}[i%4], i)).PerHour(fmt.Sprintf("%d.%02d", 1+i%9, i%100)).Obj()
+		c.Spec.Discovery.NodeSelector = map[string]string{"gpu": c.Name}
+		c.Spec.Capabilities.MemoryGB = resourceQty(int64(16+i%8*16) << 30)
+		x.UpsertAcceleratorClass(c)
+		x.UpsertNode(selection.NodeInfo{Name: "node-" + c.Name, Labels: c.Spec.Discovery.NodeSelector, Allocatable: map[corev1.ResourceName]int64{"nvidia.com/gpu": 8}, Ready: true})
+	}
+	rt := rtGPUs()
+	rt.Spec.AcceleratorRequirements = nil
+	rt.Spec.AcceleratorConfigurations = nil
+	x.UpsertClusterServingRuntime(rt)
+	x.UpsertClusterBaseModel(&v1beta1.ClusterBaseModel{ObjectMeta: metav1.ObjectMeta{Name: "m"},
+		Spec: v1beta1.BaseModelSpec{ModelFormat: v1beta1.ModelFormat{Name: "safetensors"}, ModelParameterSize: ptr("8B")}})
+	return x
+}
+
+// BenchmarkSelectWithGate200Classes: the gate of 0 and 100 policies asked
+// about 200 classes per decision.
+func BenchmarkSelectWithGate200Classes(b *testing.B) {
+	for _, n := range []int{0, 100} {
+		b.Run(fmt.Sprintf("policies=%d", n), func(b *testing.B) {
+			x := bigWorld(b)
+			set := Compile(benchPolicies(n), Options{})
+			svc := performanceService("team-a")
+			sub := Subject{Namespace: "team-a", NamespaceLabels: map[string]string{"team": "a"}}
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				opts := selection.SelectOptions{}
+				if n > 0 {
+					opts.Gate = set.Gate(sub, svc, nil)
+				}
+				if _, err := x.SelectWith(svc, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}

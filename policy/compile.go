@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/berthdev/berth/api/policy/v1alpha1"
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
 
 // KubeSystem is always exempt.
@@ -33,6 +34,15 @@ type Set struct {
 	byNS sync.Map // namespace → *nsEntry
 	size int64    // approximate entries in byNS, guarded by mu
 	mu   sync.Mutex
+	// classWhy caches, per AcceleratorClass object (selection's objects
+	// are immutable; an update is a new object), each policy's
+	// acceleratorClasses verdict on it: selection asks about hundreds of
+	// classes per decision. Bounded like byNS.
+	classWhy  sync.Map // *v1beta1.AcceleratorClass → []string, by policy index
+	classSize int64    // guarded by mu
+	// withClassRules are the indexes of the policies with an
+	// acceleratorClasses rule.
+	withClassRules []int
 }
 
 // nsEntry is one namespace's cached selection: valid while the namespace's
@@ -47,6 +57,7 @@ const maxCachedNamespaces = 4096
 
 // compiled is one policy with its selectors parsed once.
 type compiled struct {
+	index    int // in Set.policies
 	name     string
 	ref      string // "ServingPolicy/<name>"
 	actions  []v1alpha1.ValidationAction
@@ -90,8 +101,36 @@ func Compile(policies []*v1alpha1.ServingPolicy, opts Options) *Set {
 		s.policies = append(s.policies, c)
 	}
 	sort.SliceStable(s.policies, func(i, j int) bool { return s.policies[i].name < s.policies[j].name })
+	for i, c := range s.policies {
+		c.index = i
+		if c.classes != nil {
+			s.withClassRules = append(s.withClassRules, i)
+		}
+	}
 	sort.Strings(s.problems)
 	return s
+}
+
+// classVerdicts is every policy's acceleratorClasses verdict on cl ("" for
+// allowed or no rule), by policy index, computed once per class object.
+func (s *Set) classVerdicts(cl *v1beta1.AcceleratorClass) []string {
+	if v, ok := s.classWhy.Load(cl); ok {
+		return v.([]string)
+	}
+	out := make([]string, len(s.policies))
+	for _, i := range s.withClassRules {
+		out[i] = s.policies[i].classes.check(cl.Name, cl.Labels)
+	}
+	s.mu.Lock()
+	if s.classSize >= maxCachedNamespaces {
+		s.classWhy.Clear()
+		s.classSize = 0
+	}
+	if _, loaded := s.classWhy.Swap(cl, out); !loaded {
+		s.classSize++
+	}
+	s.mu.Unlock()
+	return out
 }
 
 func compile(p *v1alpha1.ServingPolicy) (*compiled, string) {

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"math"
+
 	corev1 "k8s.io/api/core/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -12,6 +14,12 @@ import (
 // a Warn or Audit policy never changes what is chosen, it only reports
 // on the result (CheckService). The gate of an exempt namespace, or of a
 // nil Set, allows everything.
+//
+// A class is checked against the acceleratorClasses rules first, then
+// maxAcceleratorsPerService, maxAcceleratorsPerNamespace and
+// maxCostPerHour; the first policy by name that forbids it by the first
+// rule that does is named. Selection asks about every candidate class
+// (hundreds), so the budgets are first compared with the tightest one.
 func (s *Set) Gate(sub Subject, svc *v1beta1.InferenceService, inUse map[corev1.ResourceName]int64) selection.Gate {
 	if svc != nil && sub.ServiceLabels == nil {
 		sub.ServiceLabels = svc.Labels
@@ -19,14 +27,27 @@ func (s *Set) Gate(sub Subject, svc *v1beta1.InferenceService, inUse map[corev1.
 			sub.ServiceLabels = noLabels
 		}
 	}
-	g := &gate{namespace: sub.Namespace, inUse: inUse}
-	// Filtered in place: the gate keeps the Deny policies with a rule it
-	// decides on.
+	g := &gate{set: s, namespace: sub.Namespace, inUse: inUse, minSvc: math.MaxInt64, minNS: math.MaxInt64, minCost: math.MaxInt64}
 	pols := s.applicable(sub)
-	g.pols = pols[:0]
+	g.pols = pols[:0] // filtered in place
 	for _, c := range pols {
-		if c.deny && (c.classes != nil || c.runtimes != nil || c.maxSvc != nil || c.maxNS != nil || c.maxCost != nil) {
+		if !c.deny {
+			continue
+		}
+		if c.classes != nil || c.runtimes != nil || c.maxSvc != nil || c.maxNS != nil || c.maxCost != nil {
 			g.pols = append(g.pols, c)
+		}
+		if c.classes != nil {
+			g.classPols = append(g.classPols, c)
+		}
+		if c.maxSvc != nil {
+			g.minSvc = min(g.minSvc, *c.maxSvc)
+		}
+		if c.maxNS != nil {
+			g.minNS = min(g.minNS, *c.maxNS)
+		}
+		if c.maxCost != nil {
+			g.minCost = min(g.minCost, c.maxCostMilli)
 		}
 	}
 	return g
@@ -36,9 +57,14 @@ func (s *Set) Gate(sub Subject, svc *v1beta1.InferenceService, inUse map[corev1.
 var noLabels = map[string]string{}
 
 type gate struct {
+	set       *Set
 	namespace string
 	inUse     map[corev1.ResourceName]int64
-	pols      []*compiled
+	pols      []*compiled // the Deny policies with a rule the gate decides on, by name
+	// classPols are those of pols with an acceleratorClasses rule; min*:
+	// the tightest budgets (MaxInt64 when none).
+	classPols              []*compiled
+	minSvc, minNS, minCost int64
 }
 
 // Runtime: the first policy (by name) whose runtimes rule forbids it.
@@ -51,29 +77,43 @@ func (g *gate) Runtime(kind, name string, labels map[string]string) (string, str
 	return "", ""
 }
 
-// Class: the first policy (by name) whose acceleratorClasses rule forbids
-// the class, or whose budgets or cost the engine would break on it.
+// Class: see Set.Gate.
 func (g *gate) Class(cl *v1beta1.AcceleratorClass, use selection.ClassUse) (string, string) {
 	if cl == nil {
 		return "", ""
 	}
-	n := use.Accelerators()
-	for _, c := range g.pols {
-		if why := c.classes.check(cl.Name, cl.Labels); why != "" {
-			return c.ref, why
-		}
-		if c.maxSvc != nil && n > *c.maxSvc {
-			return c.ref, "would use " + itoa(n) + " " + string(use.Resource) + ", above the maximum of " + itoa(*c.maxSvc) + " per service"
-		}
-		if c.maxNS != nil {
-			if why := namespaceOver(g.namespace, use.Resource, g.inUse[use.Resource], n, *c.maxNS); why != "" {
+	if len(g.classPols) > 0 {
+		verdicts := g.set.classVerdicts(cl)
+		for _, c := range g.classPols {
+			if why := verdicts[c.index]; why != "" {
 				return c.ref, why
 			}
 		}
-		if c.maxCost != nil {
-			rate := perHourMilli(cl)
-			if max := c.maxCostMilli; n*rate > max {
-				return c.ref, "would cost " + formatMilli(n*rate) + "/hour (" + itoa(n) + " × " + formatMilli(rate) + "/hour), above the maximum of " + formatMilli(max) + "/hour"
+	}
+	n := use.Accelerators()
+	if n > g.minSvc {
+		for _, c := range g.pols {
+			if c.maxSvc != nil && n > *c.maxSvc {
+				return c.ref, "would use " + itoa(n) + " " + string(use.Resource) + ", above the maximum of " + itoa(*c.maxSvc) + " per service"
+			}
+		}
+	}
+	if inUse := g.inUse[use.Resource]; n > 0 && inUse+n > g.minNS {
+		for _, c := range g.pols {
+			if c.maxNS != nil {
+				if why := namespaceOver(g.namespace, use.Resource, inUse, n, *c.maxNS); why != "" {
+					return c.ref, why
+				}
+			}
+		}
+	}
+	if g.minCost == math.MaxInt64 || n == 0 {
+		return "", ""
+	}
+	if rate := perHourMilli(cl); n*rate > g.minCost {
+		for _, c := range g.pols {
+			if c.maxCost != nil && n*rate > c.maxCostMilli {
+				return c.ref, "would cost " + formatMilli(n*rate) + "/hour (" + itoa(n) + " × " + formatMilli(rate) + "/hour), above the maximum of " + formatMilli(c.maxCostMilli) + "/hour"
 			}
 		}
 	}

@@ -13,8 +13,11 @@ import (
 type objectRule struct {
 	allowed, denied       []string
 	allowedSel, deniedSel labels.Selector // nil when unset
-	// allowedText lists what is allowed, for "not in ..." reasons.
-	allowedText string
+	// The reasons, built once: selection asks about hundreds of classes
+	// per decision.
+	notAllowed   string   // "not in nvidia-a100-*, labels tier=standard"
+	deniedWhy    []string // per denied entry, "denied by <entry>"
+	deniedSelWhy string   // "denied by labels <selector>"
 }
 
 // compileObjectRule parses the rule's selectors; nil allows everything.
@@ -38,7 +41,13 @@ func compileObjectRule(r *v1alpha1.ObjectRule) (*objectRule, error) {
 	if o.allowedSel != nil {
 		parts = append(parts, "labels "+o.allowedSel.String())
 	}
-	o.allowedText = strings.Join(parts, ", ")
+	o.notAllowed = "not in " + strings.Join(parts, ", ")
+	for _, d := range r.Denied {
+		o.deniedWhy = append(o.deniedWhy, "denied by "+d)
+	}
+	if o.deniedSel != nil {
+		o.deniedSelWhy = "denied by labels " + o.deniedSel.String()
+	}
 	return o, nil
 }
 
@@ -49,13 +58,13 @@ func (o *objectRule) check(name string, lbls map[string]string) string {
 	if o == nil {
 		return ""
 	}
-	for _, p := range o.denied {
+	for i, p := range o.denied {
 		if nameMatches(p, name) {
-			return "denied by " + p
+			return o.deniedWhy[i]
 		}
 	}
 	if o.deniedSel != nil && o.deniedSel.Matches(labels.Set(lbls)) {
-		return "denied by labels " + o.deniedSel.String()
+		return o.deniedSelWhy
 	}
 	if len(o.allowed) == 0 && o.allowedSel == nil {
 		return ""
@@ -68,7 +77,7 @@ func (o *objectRule) check(name string, lbls map[string]string) string {
 	if o.allowedSel != nil && o.allowedSel.Matches(labels.Set(lbls)) {
 		return ""
 	}
-	return "not in " + o.allowedText
+	return o.notAllowed
 }
 
 // nameMatches: a pattern ending in "*" matches every name with the prefix

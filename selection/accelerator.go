@@ -25,14 +25,16 @@ type classEval struct {
 	noFit     bool   // the group's accelerator memory does not hold the model
 	perPod    int64  // accelerators per pod on this class (its configurations applied)
 	available bool
-	// forbidden is the losing reason a Gate gave ("forbidden by
-	// ServingPolicy/team-a: not in nvidia-a100-*"), "" when allowed.
-	forbidden string
-	policy    string // the policy that forbids it
+	// policy is the policy a Gate named for the class ("" when allowed)
+	// and policyWhy its reason; the line reads "forbidden by <policy>:
+	// <policyWhy>" (kept apart so that a decision builds no string per
+	// forbidden class).
+	policy    string
+	policyWhy string
 }
 
 // qualifies: the class may run the service (room aside).
-func (ce *classEval) qualifies() bool { return ce.servable() && ce.forbidden == "" }
+func (ce *classEval) qualifies() bool { return ce.servable() && ce.policy == "" }
 
 // servable: the class could run the service were no policy in force.
 func (ce *classEval) servable() bool { return ce.unmet == "" && !ce.foreign && !ce.noFit }
@@ -361,8 +363,8 @@ func (x *Index) evaluateClassesLocked(cr *classRequest, cands []*classEval) {
 		}
 		if cr.gate != nil {
 			cr.askGate(ce)
-		} else if ce.forbidden != "" {
-			ce.forbidden, ce.policy = "", ""
+		} else if ce.policy != "" {
+			ce.policy, ce.policyWhy = "", ""
 		}
 		if !ce.qualifies() {
 			continue
@@ -397,7 +399,7 @@ func pickAnnotated(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	if ce == nil {
 		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is not supported by " + cr.rt.ref + " (supportedClasses: " + cr.supportedList + "); choose one of those or another runtime"}
 	}
-	if ce.forbidden != "" {
+	if ce.policy != "" {
 		return classPick{}, &Error{Code: CodeForbiddenByPolicy, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is " + whyNot(cr, ce) + "; choose an allowed class or remove the annotation to auto-select one"}
 	}
 	if !ce.qualifies() {
@@ -413,7 +415,7 @@ func pickPreferred(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	var why, forbidden []string
 	for _, p := range cr.preferred {
 		ce := byName(cands, p)
-		if ce != nil && ce.forbidden != "" && ce.servable() {
+		if ce != nil && ce.policy != "" && ce.servable() {
 			forbidden = appendUnique(forbidden, ce.policy)
 		}
 		switch {
@@ -466,7 +468,7 @@ func noClassError(cr *classRequest, cands []*classEval) *Error {
 	var why, forbidden []string
 	for _, ce := range cands {
 		why = append(why, "AcceleratorClass/"+ce.c.name+": "+whyNot(cr, ce))
-		if ce.forbidden != "" && ce.servable() {
+		if ce.policy != "" && ce.servable() {
 			forbidden = appendUnique(forbidden, ce.policy)
 		}
 	}

@@ -47,12 +47,26 @@ type SelectOptions struct {
 	Gate Gate
 }
 
-// forbiddenWhy is the losing reason of a candidate a gate forbids.
-func forbiddenWhy(policy, why string) string {
-	if why == "" {
-		return "forbidden by " + policy
+// forbiddenWhy is the losing reason of a candidate a gate forbids:
+// "forbidden by <policy>: <why>".
+func forbiddenWhy(policy, why string) string { return string(appendForbidden(nil, policy, why)) }
+
+func appendForbidden(b []byte, policy, why string) []byte {
+	b = append(b, "forbidden by "...)
+	b = append(b, policy...)
+	if why != "" {
+		b = append(b, ": "...)
+		b = append(b, why...)
 	}
-	return "forbidden by " + policy + ": " + why
+	return b
+}
+
+// forbiddenBecause is forbiddenWhy as the parts of a runtime's line.
+func forbiddenBecause(policy, why string) why {
+	if why == "" {
+		return because("forbidden by ", policy)
+	}
+	return because("forbidden by ", policy, ": ", why)
 }
 
 // appendUnique appends s unless list has it (a handful of policies).
@@ -70,9 +84,8 @@ func appendUnique(list []string, s string) []string {
 func (cr *classRequest) askGate(ce *classEval) {
 	use := ClassUse{PerPod: ce.perPod, Pods: cr.nd.pods, Groups: cr.groups, Resource: ce.c.resourceFor(cr.classNeed(ce))}
 	policy, why := cr.gate.Class(ce.c.obj, use)
-	ce.forbidden, ce.policy = "", policy
-	if policy != "" {
-		ce.forbidden = forbiddenWhy(policy, why)
+	if ce.policy != policy || ce.policyWhy != why { // no write barrier when unchanged
+		ce.policy, ce.policyWhy = policy, why
 	}
 }
 

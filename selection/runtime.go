@@ -150,7 +150,7 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 			case !c.autoSelect:
 				sc.losers = append(sc.losers, runtimeLoser{e: e, why: because("matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)"), cand: -1})
 			case policy != "":
-				sc.losers = append(sc.losers, runtimeLoser{e: e, why: because(forbiddenWhy(policy, pwhy)), cand: -1})
+				sc.losers = append(sc.losers, runtimeLoser{e: e, why: forbiddenBecause(policy, pwhy), cand: -1})
 				forbidden = appendUnique(forbidden, policy)
 			default:
 				cand := candidate{e: e, priority: c.priority}

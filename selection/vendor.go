@@ -71,8 +71,8 @@ func appendWhyNot(b []byte, cr *classRequest, ce *classEval) []byte {
 			b = append(b, "; "...)
 		}
 	}
-	if ce.forbidden != "" {
-		b = append(b, ce.forbidden...)
+	if ce.policy != "" {
+		b = appendForbidden(b, ce.policy, ce.policyWhy)
 	}
 	if ce.foreign {
 		sep()
