@@ -95,10 +95,14 @@
 // acceleratorClasses rule or when the engine's use of it (selection's
 // ClassUse: accelerators per pod × pods per group × groups at max
 // replicas) would break maxAcceleratorsPerService, the namespace budget or
-// maxCostPerHour. The first policy by name that forbids it is named:
-// selection's losing line is "AcceleratorClass/nvidia-h100-80gb: forbidden
-// by ServingPolicy/team-a: not in nvidia-a100-*". The gate counts only the
-// engine; CheckService on the composed pods counts every component.
+// maxCostPerHour. Only Deny policies take part. Class rules are checked
+// first, then those budgets in that order; the first policy by name that
+// forbids the class by the first rule that does is named. Selection's
+// losing line is "AcceleratorClass/nvidia-h100-80gb: forbidden by
+// ServingPolicy/team-a: not in nvidia-a100-*". The gate counts only the
+// engine; CheckService on the composed pods counts every component. Each
+// policy's verdict on a class object is cached in the Set (selection asks
+// about every candidate class on every decision).
 //
 // # Cost
 //
