@@ -1,10 +1,12 @@
 package policy
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/berthdev/berth/api/policy/v1alpha1"
@@ -279,5 +281,22 @@ func TestServiceCommands(t *testing.T) {
 	}
 	if got := ServiceCommands(svc); !reflect.DeepEqual(got, want) {
 		t.Errorf("ServiceCommands = %v; want %v", got, want)
+	}
+}
+
+// The gate's verdict on a class follows the class object: an updated
+// class (a new object, as selection's index holds them) is judged again,
+// also past the cache's bound.
+func TestGateFollowsClassUpdates(t *testing.T) {
+	set := Compile([]*v1alpha1.ServingPolicy{MakePolicy("tier").Classes(v1alpha1.ObjectRule{
+		AllowedSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "standard"}}}).Obj()}, Options{})
+	use := selection.ClassUse{PerPod: 1, Pods: 1, Groups: 1, Resource: gpu}
+	for i := range maxCachedNamespaces + 10 {
+		tier := []string{"standard", "premium"}[i%2]
+		c := MakeClass(fmt.Sprintf("c%d", i%3)).Labels(map[string]string{"tier": tier}).Obj()
+		p, why := set.Gate(teamA, nil, nil).Class(c, use)
+		if want := tier == "premium"; (p != "") != want {
+			t.Fatalf("update %d (tier %s): Class = %q, %q", i, tier, p, why)
+		}
 	}
 }
