@@ -151,11 +151,12 @@ func clusterRuntimesNotIn(cluster, set *objects.Set) *objects.Set {
 }
 
 // lintDoc checks one document: its CRD schema, then the webhook's handler
-// for its kind, then (runtimes) a sample render.
+// for its kind, then (runtimes) a sample render. Each problem is at the
+// line of the field it names.
 func lintDoc(ctx context.Context, w *world, rt *handlers.Runtimes, d *objects.Doc) ([]objects.Problem, error) {
 	var out []objects.Problem
-	add := func(msg string) {
-		out = append(out, objects.Problem{Source: d.Source, Message: d.Ref() + ": " + msg})
+	add := func(path, msg string) {
+		out = append(out, objects.Problem{Source: objects.Source{File: d.File, Line: d.LineOf(path)}, Message: d.Ref() + ": " + msg})
 	}
 	if d.Obj == nil {
 		return nil, nil
@@ -166,24 +167,28 @@ func lintDoc(ctx context.Context, w *world, rt *handlers.Runtimes, d *objects.Do
 		return nil, err
 	}
 	for _, e := range errs {
-		add("schema: " + e.Error())
+		add(e.Field, "schema: "+e.Error())
 	}
-	msgs, err := webhookErrors(ctx, w, rt, d)
+	causes, err := webhookErrors(ctx, w, rt, d)
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range msgs {
-		add(m + w.definedAt(m, d))
+	for _, c := range causes {
+		add(c.field, c.message+w.definedAt(c.message, d))
 	}
 	for _, m := range renderErrors(w, d) {
-		add(m)
+		add("spec", m)
 	}
 	return out, nil
 }
 
+// cause is one reason of a denial and the field it is about ("" when
+// none).
+type cause struct{ field, message string }
+
 // webhookErrors runs the webhook's validating handler of d's kind on d as
 // a CREATE and returns the denial's causes (or its message).
-func webhookErrors(ctx context.Context, w *world, rt *handlers.Runtimes, d *objects.Doc) ([]string, error) {
+func webhookErrors(ctx context.Context, w *world, rt *handlers.Runtimes, d *objects.Doc) ([]cause, error) {
 	var h admission.Func
 	switch d.Obj.(type) {
 	case *v1beta1.ServingRuntime:
@@ -199,9 +204,9 @@ func webhookErrors(ctx context.Context, w *world, rt *handlers.Runtimes, d *obje
 	case *v1beta1.ClusterBaseModel:
 		h = handlers.ValidateClusterBaseModel
 	case *policyv1alpha1.ServingPolicy:
-		var out []string
+		var out []cause
 		for _, e := range policyvalidation.ValidateServingPolicy(d.Obj.(*policyv1alpha1.ServingPolicy)) {
-			out = append(out, e.Error())
+			out = append(out, cause{e.Field, e.Error()})
 		}
 		return out, nil
 	case *v1beta1.InferenceService:
@@ -209,7 +214,7 @@ func webhookErrors(ctx context.Context, w *world, rt *handlers.Runtimes, d *obje
 		if err != nil || adm.Denial == "" {
 			return nil, err
 		}
-		return []string{adm.Denial}, nil
+		return []cause{{"", adm.Denial}}, nil
 	default:
 		return nil, nil
 	}
@@ -224,19 +229,19 @@ func webhookErrors(ctx context.Context, w *world, rt *handlers.Runtimes, d *obje
 		return nil, nil
 	}
 	if resp.Result == nil {
-		return []string{"denied"}, nil
+		return []cause{{"", "denied"}}, nil
 	}
 	if det := resp.Result.Details; det != nil && len(det.Causes) > 0 {
-		out := make([]string, len(det.Causes))
+		out := make([]cause, len(det.Causes))
 		for i, c := range det.Causes {
-			out[i] = c.Message
+			out[i] = cause{c.Field, c.Message}
 			if c.Field != "" && !strings.HasPrefix(c.Message, c.Field) {
-				out[i] = c.Field + ": " + c.Message
+				out[i].message = c.Field + ": " + c.Message
 			}
 		}
 		return out, nil
 	}
-	return []string{resp.Result.Message}, nil
+	return []cause{{"", resp.Result.Message}}, nil
 }
 
 // definedAt names the files of the other runtimes a message mentions

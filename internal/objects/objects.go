@@ -88,7 +88,9 @@ type Set struct {
 }
 
 // LoadPaths reads every file named, and every .yaml, .yml and .json file
-// under every directory named (recursively; kustomization.yaml skipped).
+// under every directory named (recursively; kustomization.yaml and Helm
+// charts, directories with a Chart.yaml, skipped; a list document, such as
+// a kustomize JSON patch, is no object and skipped too).
 // An unreadable path is an error; a document that does not decode is a
 // Problem of the set.
 func LoadPaths(paths ...string) (*Set, error) {
@@ -125,6 +127,9 @@ func filesUnder(path string) ([]string, error) {
 			return err
 		}
 		if d.IsDir() {
+			if p != path && isChart(p) {
+				return filepath.SkipDir // Helm templates are not manifests until rendered
+			}
 			return nil
 		}
 		switch base := strings.ToLower(d.Name()); {
@@ -136,6 +141,12 @@ func filesUnder(path string) ([]string, error) {
 	})
 	sort.Strings(out)
 	return out, err
+}
+
+// isChart says whether dir is a Helm chart (holds Chart.yaml).
+func isChart(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "Chart.yaml"))
+	return err == nil
 }
 
 // AddFile adds every document of one file's content.
@@ -174,12 +185,24 @@ func splitDocs(data []byte) []rawDoc {
 		}
 		if cur.Len() == 0 && !hasContent([]byte(line)) {
 			start = n + 1 // the document starts at its first line of content
+			continue
 		}
 		cur.WriteString(line)
 		cur.WriteByte('\n')
 	}
 	flush(n + 1)
 	return out
+}
+
+// firstContent is the first line that is neither blank nor a comment.
+func firstContent(b []byte) string {
+	for _, l := range strings.Split(string(b), "\n") {
+		t := strings.TrimSpace(l)
+		if t != "" && !strings.HasPrefix(t, "#") {
+			return l
+		}
+	}
+	return ""
 }
 
 func hasContent(b []byte) bool {
@@ -205,6 +228,9 @@ type header struct {
 func (s *Set) addDoc(file string, line int, text []byte) {
 	src := Source{File: file, Line: line}
 	var h header
+	if t := strings.TrimSpace(firstContent(text)); strings.HasPrefix(t, "- ") || t == "-" || strings.HasPrefix(t, "[") {
+		return // a list, not an object: a kustomize JSON patch
+	}
 	if err := yaml.Unmarshal(text, &h); err != nil {
 		s.Problems = append(s.Problems, Problem{src, "not YAML: " + err.Error()})
 		return
@@ -224,7 +250,7 @@ func (s *Set) addDoc(file string, line int, text []byte) {
 	obj, err := s.decode(d)
 	if err != nil {
 		off, msg := locate(text, err)
-		s.Problems = append(s.Problems, Problem{Source{file, line + off}, fmt.Sprintf("%s %s: %s", h.Kind, h.Metadata.Name, msg)})
+		s.Problems = append(s.Problems, Problem{Source{file, line + off}, fmt.Sprintf("%s/%s: %s", h.Kind, h.Metadata.Name, msg)})
 		return
 	}
 	d.Obj = obj
