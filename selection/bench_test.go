@@ -147,3 +147,29 @@ func BenchmarkSelectNodeSelector(b *testing.B) {
 	require.False(b, d.AcceleratorAvailable)
 	benchSelect(b, x, svc)
 }
+
+// allowAll is a Gate that forbids nothing: what asking costs selection.
+type allowAll struct{}
+
+func (allowAll) Runtime(string, string, map[string]string) (string, string) { return "", "" }
+func (allowAll) Class(*v1beta1.AcceleratorClass, ClassUse) (string, string) { return "", "" }
+
+// BenchmarkSelectWithGate is BenchmarkSelect asking a gate about every
+// candidate runtime and class (policy's own cost is measured in package
+// policy).
+func BenchmarkSelectWithGate(b *testing.B) {
+	x := benchIndex(b)
+	svc := benchService()
+	opts := SelectOptions{Gate: allowAll{}}
+	_, err := x.SelectWith(svc, opts)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for i := 0; i < b.N; i++ {
+		if _, err := x.SelectWith(svc, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu)
+}
