@@ -216,7 +216,7 @@ func TestChartIsGenerated(t *testing.T) {
 			assert.True(t, bytes.Equal(want, got), "%s is stale: run `make chart`", name)
 		}
 	}
-	for _, pattern := range []string{"crds/*.yaml", "templates/*.yaml"} {
+	for _, pattern := range generatedFiles {
 		onDisk, err := filepath.Glob(filepath.Join(chartDir, pattern))
 		require.NoError(t, err)
 		for _, p := range onDisk {
@@ -225,5 +225,5 @@ func TestChartIsGenerated(t *testing.T) {
 			assert.Contains(t, files, filepath.ToSlash(rel), "%s is not generated any more: run `make chart`", rel)
 		}
 	}
-	assert.Contains(t, files, "crds/servingpolicies.policy.berth.dev.yaml", "policy.berth.dev's CRD is in the chart")
+	assert.Contains(t, files, "crds/servingpolicies.policy.berth.dev.json", "policy.berth.dev's CRD is in the chart")
 }
