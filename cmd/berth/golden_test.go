@@ -164,3 +164,13 @@ func TestHelpTeaches(t *testing.T) {
 		})
 	}
 }
+
+// TestREADMEShowsRealExplainOutput: the README's example of berth explain
+// is the seed 000 golden output, so it cannot go stale.
+func TestREADMEShowsRealExplainOutput(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	want, err := os.ReadFile("testdata/golden/explain-seed000-priority.txt")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "```text\n"+string(want)+"```")
+}

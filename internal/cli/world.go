@@ -142,6 +142,8 @@ func fleetNodes(path string) ([]*corev1.Node, error) {
 	nodes := f.Nodes()
 	out := make([]*corev1.Node, len(nodes))
 	for i := range nodes {
+		// Ready, as kwok reports them once fleet.Apply created them.
+		nodes[i].Status.Conditions = append(nodes[i].Status.Conditions, corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue})
 		out[i] = &nodes[i]
 	}
 	return out, nil
