@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,4 +33,25 @@ func TestValidateDeniesRemovingGangPolicy(t *testing.T) {
 	changed.Spec.GangPolicy.Scheduler = v1beta1.GangSchedulerVolcano
 	_, resp = admitISVC(t, w, admissionv1.Update, changed, stored)
 	assert.True(t, resp.Allowed, "%+v", resp.Result)
+}
+
+// minRoleReplicas is checked against the resolved topology: a runtime's
+// decoderConfig gives the service a decoder its spec does not show.
+func TestValidateGangPolicyAgainstTheRuntimesDecoder(t *testing.T) {
+	w := seedWorld(t)
+	rt := w.addCSR(t, "api/v1beta1/testdata/seeds/000-priority-srt-mistral-7b-instruct-2.yaml", time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC))
+	rt.Spec.DecoderConfig = &v1beta1.DecoderSpec{}
+	w.index.UpsertClusterServingRuntime(rt)
+
+	isvc := seedService(t, "api/v1beta1/testdata/seeds/000-isvc-auto-select.yaml")
+	isvc.Spec.GangPolicy = &v1beta1.GangPolicy{MinRoleReplicas: map[string]int32{"decode": 1, "prefill": 1}}
+	_, resp := admitISVC(t, w, admissionv1.Create, isvc, nil)
+	require.True(t, resp.Allowed, "%+v", resp.Result)
+
+	isvc.Spec.GangPolicy.MinRoleReplicas["decode"] = 2
+	_, resp = admitISVC(t, w, admissionv1.Create, isvc, nil)
+	require.False(t, resp.Allowed)
+	require.NotNil(t, resp.Result.Details)
+	assert.Equal(t, "spec.gangPolicy.minRoleReplicas[decode]", resp.Result.Details.Causes[0].Field)
+	assert.Contains(t, resp.Result.Details.Causes[0].Message, "is above the 1 serving group(s) of the decoder")
 }

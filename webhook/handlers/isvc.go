@@ -373,11 +373,27 @@ func validateLifecycle(isvc *v1beta1.InferenceService, d *selection.Decision) fi
 		most = max(most, n)
 	}
 	errs := validation.ValidateLifecycle(&isvc.Spec, most)
+	errs = append(errs, validation.ValidateGangPolicy(&isvc.Spec, gangRoles(topo))...)
 	errs = append(errs, replicasWithinBounds(isvc, topo)...)
 	if err := merge.ValidateNames(isvc.Name, topo); err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), isvc.Name, err.Error()))
 	}
 	return errs
+}
+
+// gangRoles are the roles of a prefill/decode gang under the resolved
+// topology (the runtime's decoderConfig counts); none without a decoder.
+func gangRoles(topo []merge.ComponentTopology) []validation.GangRole {
+	var roles []validation.GangRole
+	for _, t := range topo {
+		if t.Component == v1beta1.ComponentEngine || t.Component == v1beta1.ComponentDecoder {
+			roles = append(roles, validation.GangRole{Component: t.Component, Replicas: t.Replicas})
+		}
+	}
+	if len(roles) < 2 {
+		return nil
+	}
+	return roles
 }
 
 // replicasWithinBounds denies a component's replicas outside its

@@ -16,6 +16,19 @@
 //     is a mistake.
 //  3. spec.restartGracePeriodSeconds is not negative.
 //
+// # InferenceService gang policy (ValidateGangPolicy, ValidateGangPolicyUpdate)
+//
+//  1. spec.gangPolicy.scheduler is Volcano or Coscheduling (or empty).
+//  2. Every spec.gangPolicy.minRoleReplicas key is a role the service has:
+//     engine (alias prefill) and decoder (alias decode) of a prefill/decode
+//     service, given as GangRoles (the webhook's come from the resolved
+//     topology, so a runtime's decoderConfig counts); a service without a
+//     decoder has none. One role is named once (engine and prefill both:
+//     Duplicate). Each value is at least 1 and at most the role's replicas
+//     (when known).
+//  3. On UPDATE, a gangPolicy once set cannot be removed (the CRD's
+//     transition rule says the same).
+//
 // # InferenceService components (ValidateComponents)
 //
 // A decoder needs an engine. It is checked on what the user sent, before

@@ -32,7 +32,6 @@ func ValidateLifecycle(spec *v1beta1.InferenceServiceSpec, maxGroups int32) fiel
 	if g := spec.RestartGracePeriodSeconds; g != nil && *g < 0 {
 		errs = append(errs, field.Invalid(root.Child("restartGracePeriodSeconds"), *g, "must not be negative"))
 	}
-	errs = append(errs, ValidateGangPolicy(spec, GangRoles(spec))...)
 	return errs
 }
 
@@ -106,10 +105,12 @@ type GangRole struct {
 	Replicas  int32
 }
 
-// GangRoles are the gang roles of a service as its spec says: engine and
-// decoder when it has a decoder, with replicas from spec.<role>.replicas,
-// else minReplicas. A service without a decoder has none: each engine
-// serving group is its own gang.
+// GangRoles are the gang roles of a service as its spec alone says:
+// engine and decoder when it has a decoder, with replicas from
+// spec.<role>.replicas, else minReplicas. A service without a decoder has
+// none: each engine serving group is its own gang. The webhook passes the
+// roles of the resolved topology instead (a runtime's decoderConfig adds a
+// decoder the spec does not show).
 func GangRoles(spec *v1beta1.InferenceServiceSpec) []GangRole {
 	if spec.Decoder == nil {
 		return nil

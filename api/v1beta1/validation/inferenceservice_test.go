@@ -124,8 +124,8 @@ func TestValidateGangPolicy(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, ValidateLifecycle(tc.spec, 0)); diff != "" {
-				t.Errorf("ValidateLifecycle (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, ValidateGangPolicy(tc.spec, GangRoles(tc.spec))); diff != "" {
+				t.Errorf("ValidateGangPolicy (-want +got):\n%s", diff)
 			}
 		})
 	}
