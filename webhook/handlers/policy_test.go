@@ -351,3 +351,25 @@ func TestPolicyPodIsCheckedAfterComposing(t *testing.T) {
 	require.Len(t, resp.Warnings, 1)
 	assert.Contains(t, resp.Warnings[0], "docker.io/evil/x:1 is not from an allowed registry")
 }
+
+// A stored service's accelerators are composed once per UID, generation
+// and pin, and again when any of them changes.
+func TestUsageCacheKeysOnGenerationAndPin(t *testing.T) {
+	var c usageCache
+	calls := 0
+	compute := func(*v1beta1.InferenceService) map[corev1.ResourceName]int64 {
+		calls++
+		return map[corev1.ResourceName]int64{"nvidia.com/gpu": int64(calls)}
+	}
+	s := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "u", Generation: 1,
+		Annotations: map[string]string{v1beta1.AnnotationResolvedRuntime: "ClusterServingRuntime/r", v1beta1.AnnotationResolvedAcceleratorClass: "c1"}}}
+	assert.Equal(t, int64(1), c.of(s, compute)["nvidia.com/gpu"])
+	assert.Equal(t, int64(1), c.of(s, compute)["nvidia.com/gpu"], "remembered")
+	s.Generation = 2
+	assert.Equal(t, int64(2), c.of(s, compute)["nvidia.com/gpu"], "a spec change composes again")
+	s.Annotations[v1beta1.AnnotationResolvedAcceleratorClass] = "c2"
+	assert.Equal(t, int64(3), c.of(s, compute)["nvidia.com/gpu"], "a new pin composes again")
+	s.Labels = map[string]string{"x": "y"}
+	assert.Equal(t, int64(3), c.of(s, compute)["nvidia.com/gpu"], "labels do not change what it uses")
+	assert.Equal(t, 3, calls)
+}
