@@ -35,14 +35,8 @@ type ComposedRole struct {
 // Pods is how many pods of the role groups groups hold.
 func (r ComposedRole) Pods(groups int32) int64 { return int64(groups) * int64(r.PerGroup) }
 
-// MaxGroups is the most groups the component may have: maxReplicas when
-// set, else its desired replicas.
-func (r ComposedRole) MaxGroups() int32 {
-	if r.Topology.MaxReplicas > 0 {
-		return r.Topology.MaxReplicas
-	}
-	return r.Topology.Replicas
-}
+// MaxGroups is the most groups the role's component may have.
+func (r ComposedRole) MaxGroups() int32 { return r.Topology.MaxGroups() }
 
 // ComposeService composes one pod of each role of each component of the
 // service (group 0's: the reconciler's skeleton, completed exactly as the

@@ -23,6 +23,15 @@ type ComponentTopology struct {
 	ScaleTarget *int32
 }
 
+// MaxGroups is the most groups the component may have: maxReplicas when
+// set, else its desired replicas.
+func (t ComponentTopology) MaxGroups() int32 {
+	if t.MaxReplicas > 0 {
+		return t.MaxReplicas
+	}
+	return t.Replicas
+}
+
 // GroupSize is the number of pods in each group: the leader and its
 // workers, or 1.
 func (t ComponentTopology) GroupSize() int {

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/selection"
 )
 
@@ -27,7 +28,7 @@ func (s *Set) Gate(sub Subject, svc *v1beta1.InferenceService, inUse map[corev1.
 			sub.ServiceLabels = noLabels
 		}
 	}
-	g := &gate{set: s, namespace: sub.Namespace, inUse: inUse, minSvc: math.MaxInt64, minNS: math.MaxInt64, minCost: math.MaxInt64}
+	g := &gate{set: s, svc: svc, namespace: sub.Namespace, inUse: inUse, minSvc: math.MaxInt64, minNS: math.MaxInt64, minCost: math.MaxInt64}
 	pols := s.applicable(sub)
 	g.pols = pols[:0] // filtered in place
 	for _, c := range pols {
@@ -58,6 +59,7 @@ var noLabels = map[string]string{}
 
 type gate struct {
 	set       *Set
+	svc       *v1beta1.InferenceService
 	namespace string
 	inUse     map[corev1.ResourceName]int64
 	pols      []*compiled // the Deny policies with a rule the gate decides on, by name
@@ -65,6 +67,19 @@ type gate struct {
 	// the tightest budgets (MaxInt64 when none).
 	classPols              []*compiled
 	minSvc, minNS, minCost int64
+	// groupsOf is the runtime groups was counted for (selection asks
+	// about every class with the same chosen runtime).
+	groupsOf *v1beta1.ServingRuntimeSpec
+	groups   int64
+}
+
+// engineGroups is the engine's groups at most (merge.Topology's
+// MaxGroups) under runtime rt, counted once per runtime.
+func (g *gate) engineGroups(rt *v1beta1.ServingRuntimeSpec) int64 {
+	if g.groups == 0 || g.groupsOf != rt {
+		g.groupsOf, g.groups = rt, int64(merge.Topology(g.svc, rt)[0].MaxGroups())
+	}
+	return g.groups
 }
 
 // Runtime: the first policy (by name) whose runtimes rule forbids it.
@@ -90,7 +105,7 @@ func (g *gate) Class(cl *v1beta1.AcceleratorClass, use selection.ClassUse) (stri
 			}
 		}
 	}
-	n := use.Accelerators()
+	n := use.PerPod * use.Pods * g.engineGroups(use.Runtime)
 	if n > g.minSvc {
 		for _, c := range g.pols {
 			if c.maxSvc != nil && n > *c.maxSvc {

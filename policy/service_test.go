@@ -230,8 +230,11 @@ func TestGate(t *testing.T) {
 		MakePolicy("warn-only").Actions(v1alpha1.Warn, v1alpha1.Audit).Classes(allow("none")).Obj(),
 	}, Options{})
 	g := set.Gate(teamA, MakeService("team-a", "chat").Obj(), map[corev1.ResourceName]int64{gpu: 16})
-	use := func(perPod, pods, groups int64) selection.ClassUse {
-		return selection.ClassUse{PerPod: perPod, Pods: pods, Groups: groups, Resource: gpu}
+	use := func(perPod, pods int64, groups int32) selection.ClassUse {
+		// groups at most: the runtime's maxReplicas, as merge.Topology reads it
+		rt := &v1beta1.ServingRuntimeSpec{EngineConfig: &v1beta1.EngineSpec{}}
+		rt.EngineConfig.MaxReplicas = &groups
+		return selection.ClassUse{PerPod: perPod, Pods: pods, Resource: gpu, Runtime: rt}
 	}
 	type verdict struct{ policy, why string }
 	tests := []struct {
@@ -290,7 +293,7 @@ func TestServiceCommands(t *testing.T) {
 func TestGateFollowsClassUpdates(t *testing.T) {
 	set := Compile([]*v1alpha1.ServingPolicy{MakePolicy("tier").Classes(v1alpha1.ObjectRule{
 		AllowedSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "standard"}}}).Obj()}, Options{})
-	use := selection.ClassUse{PerPod: 1, Pods: 1, Groups: 1, Resource: gpu}
+	use := selection.ClassUse{PerPod: 1, Pods: 1, Resource: gpu}
 	for i := range maxCachedNamespaces + 10 {
 		tier := []string{"standard", "premium"}[i%2]
 		c := MakeClass(fmt.Sprintf("c%d", i%3)).Labels(map[string]string{"tier": tier}).Obj()

@@ -102,10 +102,10 @@ type classRequest struct {
 	// service's nodeSelector labels; a class is a key when it has any such
 	// node. Nil without a nodeSelector.
 	selCap map[*classEntry]int64
-	// gate, when set, forbids classes; groups is the engine's groups at
-	// most (maxReplicas, else replicas), for its ClassUse.
-	gate   Gate
-	groups int64
+	// gate, when set, forbids classes; runtime is the chosen runtime, for
+	// its ClassUse.
+	gate    Gate
+	runtime *v1beta1.ServingRuntimeSpec
 }
 
 // hasReadyNode: the class has a Ready node (with the service's
@@ -240,7 +240,7 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 		return nil, err
 	}
 	if gate != nil {
-		cr.gate, cr.groups = gate, engineGroups(isvc, rt.spec)
+		cr.gate, cr.runtime = gate, rt.spec
 	}
 	if !x.asksForAccelerator(isvc, rt.spec, cr.nd) {
 		return &classChoice{available: true, chosenBy: ChosenByNone}, nil

@@ -4,7 +4,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/merge"
 )
 
 // CodeForbiddenByPolicy: every candidate runtime or class that could serve
@@ -28,18 +27,17 @@ type Gate interface {
 
 // ClassUse is what the service's engine would use of a class: PerPod
 // accelerators of Resource (the class's own resource name, as merge
-// translates it) per pod, Pods pods per group and Groups groups at most
-// (maxReplicas when set, else replicas). Other components are not counted
-// here; admission counts every component on the composed pods.
+// translates it) per pod and Pods pods per group, with the chosen
+// Runtime, whose groups (with the service's) say how many groups there
+// are at most: selection does not count groups, merge.Topology does, so
+// the gate counts them. Other components are not counted here; admission
+// counts every component on the composed pods.
 type ClassUse struct {
 	PerPod   int64
 	Pods     int64
-	Groups   int64
 	Resource corev1.ResourceName
+	Runtime  *v1beta1.ServingRuntimeSpec
 }
-
-// Accelerators is PerPod × Pods × Groups.
-func (u ClassUse) Accelerators() int64 { return u.PerPod * u.Pods * u.Groups }
 
 // SelectOptions change how SelectWith chooses. The zero value is Select.
 type SelectOptions struct {
@@ -82,19 +80,9 @@ func appendUnique(list []string, s string) []string {
 // askGate records whether the gate forbids the class, given what the
 // engine would use of it.
 func (cr *classRequest) askGate(ce *classEval) {
-	use := ClassUse{PerPod: ce.perPod, Pods: cr.nd.pods, Groups: cr.groups, Resource: ce.c.resourceFor(cr.classNeed(ce))}
+	use := ClassUse{PerPod: ce.perPod, Pods: cr.nd.pods, Resource: ce.c.resourceFor(cr.classNeed(ce)), Runtime: cr.runtime}
 	policy, why := cr.gate.Class(ce.c.obj, use)
 	if ce.policy != policy || ce.policyWhy != why { // no write barrier when unchanged
 		ce.policy, ce.policyWhy = policy, why
 	}
-}
-
-// engineGroups is the engine's groups at most, as merge counts them:
-// maxReplicas when set, else its desired replicas.
-func engineGroups(isvc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec) int64 {
-	t := merge.Topology(isvc, rt)[0]
-	if t.MaxReplicas > 0 {
-		return int64(t.MaxReplicas)
-	}
-	return int64(t.Replicas)
 }

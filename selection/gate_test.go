@@ -64,7 +64,7 @@ func (g *fakeGate) Class(c *v1beta1.AcceleratorClass, use ClassUse) (string, str
 	if g.classes != "" && !strings.HasPrefix(c.Name, g.classes) {
 		return g.policy, "not in " + g.classes + "*"
 	}
-	if g.maxUse > 0 && use.Accelerators() > g.maxUse {
+	if g.maxUse > 0 && use.PerPod*use.Pods > g.maxUse {
 		return g.policy, "too many"
 	}
 	return "", ""
@@ -148,8 +148,8 @@ func TestSelectWithGate(t *testing.T) {
 }
 
 // The gate is told what the engine would use of each class: accelerators
-// per pod on it (its configuration applied), pods per group, groups at
-// maxReplicas, and the class's resource.
+// per pod on it (its configuration applied), pods per group, the class's
+// resource, and the chosen runtime (the gate counts groups from it).
 func TestGateClassUse(t *testing.T) {
 	classes := shippedClasses(t, "nvidia-a100-80gb", "nvidia-h100-80gb")
 	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m", mSize("8B"))}, classes: classes, nodes: classNodes(classes),
@@ -158,11 +158,12 @@ func TestGateClassUse(t *testing.T) {
 		i.Spec.Engine = &v1beta1.EngineSpec{ComponentExtensionSpec: v1beta1.ComponentExtensionSpec{MinReplicas: ptr(int32(1)), MaxReplicas: ptr(int32(3))}}
 	})
 	g := &fakeGate{policy: "ServingPolicy/p"}
-	_, err := x.SelectWith(svc, SelectOptions{Gate: g})
+	d, err := x.SelectWith(svc, SelectOptions{Gate: g})
 	require.NoError(t, err)
+	rt := d.Runtime.Spec
 	assert.Equal(t, map[string]ClassUse{
-		"nvidia-a100-80gb": {PerPod: 2, Pods: 2, Groups: 3, Resource: "nvidia.com/gpu"},
-		"nvidia-h100-80gb": {PerPod: 4, Pods: 2, Groups: 3, Resource: "nvidia.com/gpu"},
+		"nvidia-a100-80gb": {PerPod: 2, Pods: 2, Resource: "nvidia.com/gpu", Runtime: rt},
+		"nvidia-h100-80gb": {PerPod: 4, Pods: 2, Resource: "nvidia.com/gpu", Runtime: rt},
 	}, g.uses)
 }
 
