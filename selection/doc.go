@@ -161,9 +161,10 @@
 //     CodeForbiddenByPolicy, naming the policy.
 //   - Classes: every candidate class is asked about (Gate.Class), with the
 //     engine's ClassUse on it: accelerators per pod on that class (its
-//     acceleratorConfigurations applied), pods per group, groups at most
-//     (maxReplicas, else replicas, as merge.Topology counts them) and the
-//     class's resource, so a budget or a cost can make a class lose. A
+//     acceleratorConfigurations applied), pods per group, the class's
+//     resource and the chosen runtime (the gate counts the groups from it
+//     with merge.Topology: selection does not import merge), so a budget
+//     or a cost can make a class lose. A
 //     forbidden class does not qualify; its line puts the policy first:
 //     "AcceleratorClass/nvidia-h100-80gb: forbidden by
 //     ServingPolicy/team-a: not in nvidia-a100-*", followed by any other
