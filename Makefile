@@ -23,7 +23,7 @@ build: ## Build every command into bin/.
 	go build -o bin/ ./cmd/...
 
 .PHONY: generate
-generate: generate-deepcopy generate-crds generate-client generate-gang-crds ## Regenerate deepcopy, CRDs, the clientset and the gang-scheduling CRDs.
+generate: generate-deepcopy generate-crds generate-client generate-gang-crds generate-cert-manager-crds ## Regenerate deepcopy, CRDs, the clientset, the gang-scheduling and cert-manager CRDs.
 
 .PHONY: generate-deepcopy
 generate-deepcopy:
@@ -63,6 +63,19 @@ generate-gang-crds:
 	  cp "$$tmp/scheduling.volcano.sh_podgroups.yaml" $(GANG_CRDS)/
 	chmod 644 $(GANG_CRDS)/*.yaml
 
+# cert-manager's CRDs (issue 15): the e2e suite installs them to apply the
+# cert-manager overlay to a real apiserver. Rendered from deploy/crds of the
+# github.com/cert-manager/cert-manager module go.mod pins (Helm templates in
+# comments and labels, filled as its chart does by default).
+CERT_MANAGER_CRDS := e2e/testdata/cert-manager-crds
+
+.PHONY: generate-cert-manager-crds
+generate-cert-manager-crds:
+	rm -rf $(CERT_MANAGER_CRDS) && mkdir -p $(CERT_MANAGER_CRDS)
+	go mod download github.com/cert-manager/cert-manager
+	go run ./hack/cert-manager-crds "$$(go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)" \
+	  "$$(go list -m -f '{{.Version}}' github.com/cert-manager/cert-manager)" $(CERT_MANAGER_CRDS)
+
 .PHONY: generate-client
 generate-client:
 	rm -rf api/client
@@ -79,9 +92,9 @@ generate-client:
 .PHONY: verify
 verify: ## Fail when generated files are stale or code is unformatted.
 	$(MAKE) generate
-	@if [ -n "$$(git status --porcelain -- api deploy/crds $(GANG_CRDS))" ]; then \
+	@if [ -n "$$(git status --porcelain -- api deploy/crds $(GANG_CRDS) $(CERT_MANAGER_CRDS))" ]; then \
 	  echo "generated files are stale; run 'make generate' and commit:"; \
-	  git status --porcelain -- api deploy/crds $(GANG_CRDS); git --no-pager diff --stat -- api deploy/crds $(GANG_CRDS); exit 1; fi
+	  git status --porcelain -- api deploy/crds $(GANG_CRDS) $(CERT_MANAGER_CRDS); git --no-pager diff --stat -- api deploy/crds $(GANG_CRDS) $(CERT_MANAGER_CRDS); exit 1; fi
 	$(MAKE) chart
 	@if [ -n "$$(git status --porcelain -- $(CHART_DIR))" ]; then \
 	  echo "the Helm chart is stale; run 'make chart' and commit:"; \
