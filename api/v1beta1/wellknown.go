@@ -37,6 +37,21 @@ const (
 	AnnotationRevision = "ome.io/revision"
 	// AnnotationKueueResourceFlavor links an AcceleratorClass to a Kueue flavor.
 	AnnotationKueueResourceFlavor = "ome.io/kueue-resource-flavor"
+	// LabelAutoDiscovered ("true") marks an AcceleratorClass the
+	// reconciler's discovery made from GPU feature discovery node labels.
+	// Discovery updates only classes carrying it; remove it to take a
+	// class over by hand.
+	LabelAutoDiscovered = "ome.io/auto-discovered"
+	// LabelSyncedFrom marks what the reconciler's Kueue sync made, with the
+	// kind of its source: an AcceleratorClass made from a ResourceFlavor
+	// (SyncedFromResourceFlavor), or a ResourceFlavor made from an
+	// AcceleratorClass's integration.kueueResourceFlavor
+	// (SyncedFromAcceleratorClass). An owner reference names the source.
+	LabelSyncedFrom = "ome.io/synced-from"
+	// SyncedFromResourceFlavor and SyncedFromAcceleratorClass are the
+	// values of LabelSyncedFrom.
+	SyncedFromResourceFlavor   = "resourceflavor"
+	SyncedFromAcceleratorClass = "acceleratorclass"
 
 	// AnnotationDecision holds the full ranking of the pinned decision: a
 	// headline (what won), then one line per candidate that lost and why.
@@ -80,6 +95,15 @@ const (
 	// ConditionDegraded: something needs a person: a pin that no longer
 	// resolves, pods that cannot schedule or keep failing.
 	ConditionDegraded = "Degraded"
+)
+
+// Condition types of an AcceleratorClass written by the reconciler's
+// discovery (only on classes labelled LabelAutoDiscovered).
+const (
+	// ConditionStale: True when no node carries the class's product any
+	// more (reason NoNodes), or an admin-made class now covers the same
+	// nodes (reason Superseded). Discovery never deletes a class.
+	ConditionStale = "Stale"
 )
 
 // Condition types of a BaseModel or ClusterBaseModel.
