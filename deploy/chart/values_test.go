@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -151,5 +152,16 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 			assert.Contains(t, err.Error(), "values don't meet the specifications of the schema")
 			assert.Contains(t, err.Error(), tc.want)
 		})
+	}
+}
+
+// TestHelmLintStrict: `helm lint --strict` passes in every mode (templates
+// parse, rendered objects are valid YAML with the fields Helm checks).
+func TestHelmLintStrict(t *testing.T) {
+	t.Parallel()
+	for _, set := range []string{"certificates.mode=self-managed", "certificates.mode=cert-manager", "webhook.url=https://127.0.0.1:9443,webhook.caBundle=Q0E="} {
+		out, err := exec.Command(helmBin(t), "lint", "--strict", chartDir, "--set", set).CombinedOutput()
+		assert.NoError(t, err, "helm lint --set %s:\n%s", set, out)
+		assert.Contains(t, string(out), "0 chart(s) failed", set)
 	}
 }
