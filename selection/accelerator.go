@@ -520,7 +520,7 @@ func (x *Index) explainClasses(lb *lineBuf, cr *classRequest, cands []*classEval
 			if r := string(ce.c.resourceFor(cr.nd)); r != needRes || ce.perPod != needPerPod || needTxt == "" {
 				needRes, needPerPod, needTxt = r, ce.perPod, needText(ce.c, cr.classNeed(ce))
 			}
-			lb.add(ce.c.linePrefix, "fits, but its ready nodes lack ", needTxt, "; ", w.c.name, " has room")
+			lb.add(ce.c.linePrefix, "fits, but its ready nodes lack ", needTxt, statusCounts(ce.c, cr.classNeed(ce), cr.nodeSel), "; ", w.c.name, " has room")
 		case p.mode == modePreferred && !containsString(cr.preferred, name):
 			lb.add(ce.c.linePrefix, "fits, but is not in spec.acceleratorSelector.preferredClasses")
 		case p.mode == modePreference:

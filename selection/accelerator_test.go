@@ -167,7 +167,7 @@ func TestSelectAcceleratorClass(t *testing.T) {
 			svc:       isvc("m", withSelector(v1beta1.AcceleratorSelector{PreferredClasses: []string{"b200", "h100-80gb"}})),
 			want:      "h100-80gb",
 			available: true,
-			explain:   []string{"AcceleratorClass/b200: fits, but its ready nodes lack 1 pod(s) × 2 nvidia.com/gpu; h100-80gb has room"},
+			explain:   []string{"AcceleratorClass/b200: fits, but its ready nodes lack 1 pod(s) × 2 nvidia.com/gpu (0 of 0 nvidia.com/gpu free on 1 Ready node); h100-80gb has room"},
 		},
 		{
 			name:    "preferredClasses naming a class that does not exist",
@@ -223,7 +223,7 @@ func TestSelectAcceleratorClass(t *testing.T) {
 			svc:       isvc("m"),
 			want:      "h100-80gb",
 			available: true,
-			explain:   []string{"AcceleratorClass/a100-40gb: fits, but its ready nodes lack 1 pod(s) × 2 nvidia.com/gpu; h100-80gb has room"},
+			explain:   []string{"AcceleratorClass/a100-40gb: fits, but its ready nodes lack 1 pod(s) × 2 nvidia.com/gpu (1 of 1 nvidia.com/gpu free on 1 Ready node); h100-80gb has room"},
 		},
 		{
 			name:      "when no class has room, the best is chosen and marked unavailable",
@@ -231,7 +231,7 @@ func TestSelectAcceleratorClass(t *testing.T) {
 			svc:       isvc("m"),
 			want:      "a100-40gb",
 			available: false,
-			warnings:  []string{"AcceleratorClass a100-40gb currently has no room: its ready nodes lack 1 pod(s) × 2 nvidia.com/gpu; the service will wait for capacity"},
+			warnings:  []string{"AcceleratorClass a100-40gb currently has no room: its ready nodes lack 1 pod(s) × 2 nvidia.com/gpu (1 of 1 nvidia.com/gpu free on 1 Ready node); the service will wait for capacity"},
 		},
 		{
 			name: "the need is GPUs per pod × pods per group, across nodes",
@@ -240,7 +240,7 @@ func TestSelectAcceleratorClass(t *testing.T) {
 			svc:       isvc("m"),
 			want:      "h100-80gb", // 3 pods × 4 GPUs: a100-40gb has room for 2, h100 for 3
 			available: true,
-			explain:   []string{"AcceleratorClass/a100-40gb: fits, but its ready nodes lack 3 pod(s) × 4 nvidia.com/gpu; h100-80gb has room"},
+			explain:   []string{"AcceleratorClass/a100-40gb: fits, but its ready nodes lack 3 pod(s) × 4 nvidia.com/gpu (8 of 8 nvidia.com/gpu free on 1 Ready node); h100-80gb has room"},
 		},
 		{
 			name:      "nodes that are not Ready do not count",

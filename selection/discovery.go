@@ -36,11 +36,14 @@ type classEntry struct {
 	terms       []corev1.NodeSelectorTerm
 	hasSelector bool
 	nodes       map[string]*nodeEntry
-	// histRes is the resource hist counts: the class's first resource,
-	// else nvidia.com/gpu. hist maps a free count to how many Ready
+	// histRes is the resource hist counts: CountedResource (the class's
+	// first resource, else its vendor's, else nvidia.com/gpu). hist maps a free count to how many Ready
 	// matching nodes have exactly that many free, maintained by the Index.
 	histRes corev1.ResourceName
 	hist    []histBucket
+	// allocTotal is the allocatable histRes of the Ready matching nodes,
+	// maintained with hist (Index.countNode).
+	allocTotal int64
 	// rank is the class's position under each strategy's static order
 	// (performance, cost, balanced), maintained by the Index.
 	rank [3]int
@@ -113,10 +116,7 @@ func compileClass(o *v1beta1.AcceleratorClass) *classEntry {
 	if c.vendor == "" && c.resource != "" {
 		c.vendor = resourceVendor(c.resource)
 	}
-	c.histRes = c.resource
-	if c.histRes == "" {
-		c.histRes = wellKnownAccelerators[0]
-	}
+	c.histRes = CountedResource(o)
 
 	c.selector = map[string]string{}
 	for _, m := range []map[string]string{s.Discovery.NodeSelector, s.NodeSelector} {

@@ -215,4 +215,20 @@
 // and Gt/Lt with one integer. ValidateDiscovery denies anything else with
 // the exact field, the value and the rewrite (seed 002's "Gte 32Gi" on
 // nvidia.com/gpu.memory, which counts MiB, is "Gt 32767").
+//
+// # Counting a class's accelerators
+//
+// Index.ClassAvailability is the one count of a class's nodes: the Ready,
+// schedulable nodes discovery matches, their allocatable of
+// CountedResource (the class's first spec.resources entry, else its
+// vendor's resource: nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915),
+// and what is free of it once the requests of bound, non-terminated pods
+// are taken away (per node, never below zero). The reconciler writes it to
+// AcceleratorClass status; a decision reads the same counts, so a class
+// that loses for lack of room says so in its status's numbers: "fits, but
+// its ready nodes lack 1 pod(s) × 4 nvidia.com/gpu (5 of 16 nvidia.com/gpu
+// free on 2 Ready nodes)", availableAccelerators of totalAccelerators on
+// len(status.nodes) nodes. The parenthesis is left out when the need is not
+// counted that way (a service nodeSelector narrows the nodes, or the pods
+// ask for another resource than the counted one).
 package selection

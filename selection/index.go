@@ -235,7 +235,7 @@ func (x *Index) UpsertAcceleratorClass(o *v1beta1.AcceleratorClass) {
 			e.nodes[n.info.Name] = n
 			n.classes = append(n.classes, e.name)
 			if n.info.Ready {
-				e.addFree(x.free(n, e.histRes), 1)
+				x.countNode(e, n, 1)
 			}
 		}
 	}
@@ -267,9 +267,16 @@ func (x *Index) account(n *nodeEntry, delta int32) {
 	}
 	for _, name := range n.classes {
 		if c := x.classes[name]; c != nil {
-			c.addFree(x.free(n, c.histRes), delta)
+			x.countNode(c, n, delta)
 		}
 	}
+}
+
+// countNode adds (delta +1) or removes (-1) a Ready node's free and
+// allocatable accelerators to or from a class's counts.
+func (x *Index) countNode(c *classEntry, n *nodeEntry, delta int32) {
+	c.addFree(x.free(n, c.histRes), delta)
+	c.allocTotal += int64(delta) * n.info.Allocatable[c.histRes]
 }
 
 // DeleteAcceleratorClass removes a class.

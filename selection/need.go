@@ -161,7 +161,17 @@ func noRoomWarning(c *classEntry, nd need, sel map[string]string, ready bool) st
 	if !ready {
 		return "AcceleratorClass " + c.name + " " + noReadyNode(sel) + "; the service will wait for one"
 	}
-	return "AcceleratorClass " + c.name + " currently has no room: its ready nodes lack " + needText(c, nd) + "; the service will wait for capacity"
+	return "AcceleratorClass " + c.name + " currently has no room: its ready nodes lack " + needText(c, nd) + statusCounts(c, nd, sel) + "; the service will wait for capacity"
+}
+
+// statusCounts is " (4 of 16 nvidia.com/gpu free on 2 Ready nodes)", the
+// numbers of the class's status, when the need is counted as the status
+// counts (the class's counted resource, no service nodeSelector); else "".
+func statusCounts(c *classEntry, nd need, sel map[string]string) string {
+	if len(sel) > 0 || c.resourceFor(nd) != c.histRes {
+		return ""
+	}
+	return " " + c.availabilityText()
 }
 
 func (c *classEntry) resourceFor(nd need) corev1.ResourceName {
