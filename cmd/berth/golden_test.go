@@ -174,3 +174,19 @@ func TestREADMEShowsRealExplainOutput(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(readme), "```text\n"+string(want)+"```")
 }
+
+// TestExplainServingPolicy: a ServingPolicy among the --from files
+// gates selection as it does in the webhook: the class it denies loses,
+// naming the policy, and the next class wins.
+func TestExplainServingPolicy(t *testing.T) {
+	args := []string{"explain", "-f", "../../deploy/samples/llama-3-2-1b-instruct.yaml",
+		"--from", "../../deploy/runtimes", "--from", "../../deploy/accelerators", "--fleet", "default"}
+	out, stderr, code := berth(t, args...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "AcceleratorClass nvidia-b200-180gb (has room now)", "without the policy, the B200 wins")
+
+	out, stderr, code = berth(t, append(args, "--from", "testdata/policy")...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "AcceleratorClass nvidia-h100-80gb (has room now)")
+	assert.Contains(t, out, "AcceleratorClass/nvidia-b200-180gb  [excluded] forbidden by ServingPolicy/no-b200: ")
+}
