@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,10 +139,10 @@ func warningClient(t *testing.T) (versioned.Interface, *warningRecorder) {
 }
 
 // createUntil creates the service (dry run when dryRun) until done holds
-// for the answer, for at most 30 s: the webhook's informers may lag behind
-// a policy or namespace label written a moment ago. It returns the last
-// answer and the warnings of that request.
-func createUntil(t *testing.T, isvc *v1beta1.InferenceService, dryRun bool, done func(*v1beta1.InferenceService, error) bool) (*v1beta1.InferenceService, error, []string) {
+// for the answer and its warnings, for at most 30 s: the webhook's
+// informers may lag behind a policy or namespace label written a moment
+// ago. It returns the last answer and the warnings of that request.
+func createUntil(t *testing.T, isvc *v1beta1.InferenceService, dryRun bool, done func(*v1beta1.InferenceService, error, []string) bool) (*v1beta1.InferenceService, error, []string) {
 	t.Helper()
 	c, rec := warningClient(t)
 	opts := metav1.CreateOptions{}
@@ -155,7 +156,7 @@ func createUntil(t *testing.T, isvc *v1beta1.InferenceService, dryRun bool, done
 		got, err := c.OmeV1beta1().InferenceServices(isvc.Namespace).Create(ctx, isvc.DeepCopy(), opts)
 		cancel()
 		warnings := rec.take()
-		if done(got, err) || time.Now().After(deadline) {
+		if done(got, err, warnings) || time.Now().After(deadline) {
 			return got, err, warnings
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -164,11 +165,14 @@ func createUntil(t *testing.T, isvc *v1beta1.InferenceService, dryRun bool, done
 
 // deniedBy: the create was denied by the validating InferenceService
 // webhook with text in its message.
-func deniedBy(text string) func(*v1beta1.InferenceService, error) bool {
-	return func(_ *v1beta1.InferenceService, err error) bool {
+func deniedBy(text string) func(*v1beta1.InferenceService, error, []string) bool {
+	return func(_ *v1beta1.InferenceService, err error, _ []string) bool {
 		return err != nil && strings.Contains(err.Error(), text)
 	}
 }
+
+// admitted: the create succeeded.
+func admitted(_ *v1beta1.InferenceService, err error, _ []string) bool { return err == nil }
 
 // policyMetric reads berth_policy_violations_total for a policy and
 // action from the webhook's /metrics (0 when absent).
@@ -241,7 +245,7 @@ func TestPolicyAdmissionClasses(t *testing.T) {
 	})
 	// Once the webhook has the policy (a dry run gets an A100), create it.
 	admittedDryRun(t, svc, func(s *v1beta1.InferenceService) bool { return strings.HasPrefix(classOf(s), "nvidia-a100-") })
-	got, err, warnings := createUntil(t, svc, false, func(_ *v1beta1.InferenceService, err error) bool { return err == nil })
+	got, err, warnings := createUntil(t, svc, false, admitted)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(classOf(got), "nvidia-a100-"), "class %q", classOf(got))
 	lost := "AcceleratorClass/nvidia-h100-80gb: forbidden by ServingPolicy/" + name + ": not in nvidia-a100-*"
@@ -339,9 +343,14 @@ func TestPolicyAdmissionImages(t *testing.T) {
 	assert.Contains(t, fields, "spec.engine.runner.image", "the cause names the field")
 	assertNotStored(t, ns, "denied")
 
-	// Warn: admitted, the same sentence as a warning.
+	// Warn: admitted, the same sentence as a warning. A dry run first
+	// waits for the webhook to have the new actions.
 	setPolicyActions(t, name, v1alpha1.Warn)
-	got, err, warnings := createUntil(t, override("warned"), false, func(_ *v1beta1.InferenceService, err error) bool { return err == nil })
+	warned := func(_ *v1beta1.InferenceService, err error, warnings []string) bool {
+		return err == nil && slices.Contains(warnings, text)
+	}
+	createUntil(t, override("warned"), true, warned)
+	got, err, warnings := createUntil(t, override("warned"), false, admitted)
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	assert.Contains(t, warnings, text, "warnings: %q", warnings)
@@ -349,10 +358,11 @@ func TestPolicyAdmissionImages(t *testing.T) {
 	// Audit: admitted silently, counted by the webhook.
 	before := policyMetric(t, name, "Audit")
 	setPolicyActions(t, name, v1alpha1.Audit)
-	var audited []string
-	got, err, audited = createUntil(t, override("audited"), false, func(_ *v1beta1.InferenceService, err error) bool {
-		return err == nil || !strings.Contains(err.Error(), "denied")
-	})
+	silent := func(_ *v1beta1.InferenceService, err error, warnings []string) bool {
+		return err == nil && !strings.Contains(strings.Join(warnings, "\n"), "ServingPolicy/")
+	}
+	createUntil(t, override("audited"), true, silent)
+	got, err, audited := createUntil(t, override("audited"), false, admitted)
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	for _, w := range audited {
