@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,63 +56,17 @@ func stripPod(obj any) (any, error) {
 	return out, nil
 }
 
-// IsAcceleratorResource reports whether a resource is a device-plugin
-// resource (vendor-domain name), as opposed to cpu, memory, storage,
-// hugepages or pods.
+// IsAcceleratorResource is selection.IsAcceleratorResource.
 func IsAcceleratorResource(name corev1.ResourceName) bool {
-	s := string(name)
-	return strings.Contains(s, "/") && !strings.HasPrefix(s, "kubernetes.io/") && !strings.HasPrefix(s, "hugepages-")
+	return selection.IsAcceleratorResource(name)
 }
 
-// PodAcceleratorRequests is what a pod holds on its node, as the scheduler
-// counts it: the sum over containers, or the largest init container if that
-// is more.
+// PodAcceleratorRequests is selection.PodAcceleratorRequests: the webhook's
+// index and the reconciler's AcceleratorClass status count pods alike.
 func PodAcceleratorRequests(p *corev1.Pod) map[corev1.ResourceName]int64 {
-	out := map[corev1.ResourceName]int64{}
-	for _, c := range p.Spec.Containers {
-		for name, q := range requestsOf(c) {
-			out[name] += q
-		}
-	}
-	for _, c := range p.Spec.InitContainers {
-		for name, q := range requestsOf(c) {
-			if q > out[name] {
-				out[name] = q
-			}
-		}
-	}
-	return out
+	return selection.PodAcceleratorRequests(p)
 }
 
-// requestsOf reads accelerator requests, falling back to limits as
-// Kubernetes defaults requests of extended resources to their limits.
-func requestsOf(c corev1.Container) map[corev1.ResourceName]int64 {
-	out := map[corev1.ResourceName]int64{}
-	for name, q := range c.Resources.Limits {
-		if IsAcceleratorResource(name) {
-			out[name] = q.Value()
-		}
-	}
-	for name, q := range c.Resources.Requests {
-		if IsAcceleratorResource(name) {
-			out[name] = q.Value()
-		}
-	}
-	return out
-}
-
-// NodeInfo converts a (stripped) node for the selection index.
-func NodeInfo(n *corev1.Node) selection.NodeInfo {
-	info := selection.NodeInfo{Name: n.Name, Labels: n.Labels, Allocatable: map[corev1.ResourceName]int64{}}
-	for name, q := range n.Status.Allocatable {
-		if IsAcceleratorResource(name) {
-			info.Allocatable[name] = q.Value()
-		}
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			info.Ready = c.Status == corev1.ConditionTrue && !n.Spec.Unschedulable
-		}
-	}
-	return info
-}
+// NodeInfo converts a (stripped) node for the selection index
+// (selection.NodeInfoOf).
+func NodeInfo(n *corev1.Node) selection.NodeInfo { return selection.NodeInfoOf(n) }
