@@ -185,23 +185,31 @@ type AcceleratorClassSpec struct {
 	Cost *AcceleratorCost `json:"cost,omitempty"`
 }
 
-// AcceleratorClassStatus is the observed fleet of a class.
+// AcceleratorClassStatus is the observed fleet of a class, written by
+// berth-reconciler (at most once per --accelerator-status-interval, and
+// only when it changed) with the counts selection uses.
 type AcceleratorClassStatus struct {
-	// Nodes that match the class.
+	// Nodes are the Ready, schedulable nodes discovery matches, sorted.
 	// +optional
 	// +listType=atomic
 	Nodes []string `json:"nodes,omitempty"`
-	// AvailableNodes is the number of matching nodes that are Ready.
+	// AvailableNodes is the number of nodes in status.nodes.
 	// +optional
 	AvailableNodes int32 `json:"availableNodes,omitempty"`
-	// TotalAccelerators on matching nodes (allocatable).
+	// TotalAccelerators is the allocatable of the class's counted resource
+	// (its first spec.resources entry, else its vendor's) on status.nodes.
 	// +optional
 	TotalAccelerators int32 `json:"totalAccelerators,omitempty"`
-	// AvailableAccelerators not requested by running pods.
+	// AvailableAccelerators is totalAccelerators minus the requests of
+	// bound, non-terminated pods (per node, never below zero).
 	// +optional
 	AvailableAccelerators int32 `json:"availableAccelerators,omitempty"`
+	// LastUpdated is when the figures or conditions last changed.
 	// +optional
 	LastUpdated *metav1.Time `json:"lastUpdated,omitempty"`
+	// Conditions: Ready (the class matches at least one Ready node) and
+	// SelectorTooBroad (its nodes' product labels name another model than
+	// spec.model, or several products).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -217,6 +225,8 @@ type AcceleratorClassStatus struct {
 // +kubebuilder:printcolumn:name="Family",type=string,JSONPath=`.spec.family`
 // +kubebuilder:printcolumn:name="Memory",type=string,JSONPath=`.spec.capabilities.memoryGB`
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.availableNodes`
+// +kubebuilder:printcolumn:name="Total",type=integer,JSONPath=`.status.totalAccelerators`
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableAccelerators`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // AcceleratorClass defines a class of accelerators with similar capabilities
