@@ -145,3 +145,43 @@ func (f *gangFixture) svc(name string) *v1beta1.InferenceService {
 	require.NoError(f.t, err)
 	return s
 }
+
+// A service without a decoder whose pods use volcano: one PodGroup per
+// engine group; scaling down deletes the gone group's PodGroup, and a
+// runtime that stops naming volcano turns gang scheduling off and deletes
+// the rest (rbg #56: no PodGroup left behind).
+func TestGangPodGroupPerGroupFollowsGroupsAndTurnsOff(t *testing.T) {
+	rt := runtimeObj("rt", true) // a leader and 2 workers
+	rt.Spec.EngineConfig.SchedulerName = "volcano"
+	f := newGangFixture(t, []runtime.Object{volcanoCRD(false)}, rt, serviceObj("chat", "rt", 2))
+	f.syncUntil("ns/chat", func() bool { return len(f.pods("ns")) == 6 && f.podGroup("chat-engine-1") != nil })
+	for _, name := range []string{"chat-engine-0", "chat-engine-1"} {
+		obs, ok := observedPodGroup(f.podGroup(name), f.svc("chat"))
+		require.True(t, ok)
+		assert.Equal(t, int32(3), obs.want.gang.MinMember, name)
+		assert.Empty(t, obs.want.gang.MinTaskMember, "one group: minMember says it all")
+	}
+
+	s := f.svc("chat")
+	one := int32(1)
+	s.Spec.Engine.Replicas = &one
+	_, err := f.berth.OmeV1beta1().InferenceServices("ns").Update(f.ctx, s, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { // the fake's status writes carry the spec: sync only once the cache has it
+		l, err := f.c.services.InferenceServices("ns").Get("chat")
+		return err == nil && *l.Spec.Engine.Replicas == 1
+	}, 5*time.Second, 10*time.Millisecond)
+	f.syncUntil("ns/chat", func() bool { return len(f.pods("ns")) == 3 && f.podGroup("chat-engine-1") == nil })
+	require.NotNil(t, f.podGroup("chat-engine-0"))
+
+	rt.Spec.EngineConfig.SchedulerName = ""
+	_, err = f.berth.OmeV1beta1().ClusterServingRuntimes().Update(f.ctx, rt, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		l, err := f.c.clusterRuntimes.Get("rt")
+		return err == nil && l.Spec.EngineConfig.SchedulerName == ""
+	}, 5*time.Second, 10*time.Millisecond)
+	f.syncUntil("ns/chat", func() bool {
+		return f.podGroup("chat-engine-0") == nil && meta.FindStatusCondition(f.svc("chat").Status.Conditions, ConditionGangScheduling) == nil
+	})
+}
