@@ -55,6 +55,9 @@ type Options struct {
 	// CoschedulingScheduler is the schedulerName of the scheduler running
 	// the coscheduling plugin (default DefaultCoschedulingScheduler).
 	CoschedulingScheduler string
+	// Accelerators: AcceleratorClass discovery and the Kueue sync
+	// (classdiscovery.go, kueue.go); both off by default.
+	Accelerators AcceleratorOptions
 }
 
 // Controller runs serving groups of InferenceServices.
@@ -102,6 +105,8 @@ type Controller struct {
 	nudgedAt map[string]time.Time
 	clamped  map[string]int32 // "<key>/<component>" → replicas last warned about
 	gang     *gangs           // nil without Options.Dynamic
+	acc      *accelSync       // nil without Options.Accelerators; accErr: its wiring failed
+	accErr   error
 }
 
 // managedSelector selects what the controller owns: objects carrying the
@@ -149,6 +154,7 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 	c.wireModelInformers()
 	c.pol = newPolicyController(c)
 	c.wireGangInformers()
+	c.acc, c.accErr = newAccelSync(c)
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(kubescheme.AddToScheme(scheme))
@@ -215,6 +221,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	c.kubeInformers.Start(ctx.Done())
 	c.berthInformers.Start(ctx.Done())
 	c.startGangs(ctx)
+	if c.accErr != nil {
+		return c.accErr
+	}
 	c.log.Info("waiting for caches")
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return fmt.Errorf("caches did not sync: %w", ctx.Err())
@@ -232,6 +241,13 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		defer wg.Done()
 		c.pol.run(ctx)
 	}()
+	if c.acc != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.acc.run(ctx)
+		}()
+	}
 	for range c.mopts.Workers {
 		wg.Add(1)
 		go func() {

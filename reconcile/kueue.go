@@ -1,0 +1,425 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/gpudiscovery"
+	"github.com/berthdev/berth/selection"
+)
+
+// ResourceFlavorGVR is Kueue's ResourceFlavor (kueue.x-k8s.io/v1beta1).
+// berth reads and writes it with the dynamic client and only the fields
+// Kueue documents: spec.nodeLabels, spec.nodeTaints, spec.tolerations.
+var ResourceFlavorGVR = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "resourceflavors"}
+
+// FlavorPrefix names the ResourceFlavors that make a class without an
+// annotation (seed 002, Story 3: gpu-nvidia-a100).
+const FlavorPrefix = "gpu-"
+
+const fieldManagerKueue = "berth-kueue-sync"
+
+// kueueSync keeps ResourceFlavors and AcceleratorClasses in sync (see the
+// package doc, "Kueue ResourceFlavor sync").
+type kueueSync struct {
+	a       *accelSync
+	inf     dynamicinformer.DynamicSharedInformerFactory
+	flavors cache.GenericLister
+	synced  cache.InformerSynced
+}
+
+func newKueueSync(a *accelSync) *kueueSync {
+	k := &kueueSync{a: a}
+	k.inf = dynamicinformer.NewDynamicSharedInformerFactory(a.c.opts.Dynamic, a.c.opts.Resync)
+	gi := k.inf.ForResource(ResourceFlavorGVR)
+	k.flavors, k.synced = gi.Lister(), gi.Informer().HasSynced
+	_, err := gi.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    k.flavorChanged,
+		UpdateFunc: func(_, n any) { k.flavorChanged(n) },
+		DeleteFunc: k.flavorChanged,
+	})
+	utilruntime.Must(err)
+	return k
+}
+
+func (k *kueueSync) start(ctx context.Context) { k.inf.Start(ctx.Done()) }
+
+// waitSynced waits for the flavors' cache; while Kueue's CRD is missing
+// the informer keeps retrying and this keeps waiting (logged once a minute).
+func (k *kueueSync) waitSynced(ctx context.Context) bool {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		ok := cache.WaitForCacheSync(wctx.Done(), k.synced)
+		cancel()
+		if ok || ctx.Err() != nil {
+			return ok
+		}
+		k.a.c.log.Warn("Kueue sync: ResourceFlavors (kueue.x-k8s.io/v1beta1) are not listed yet; is Kueue's CRD installed?")
+	}
+}
+
+func (k *kueueSync) flavorChanged(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	k.a.queue.Add("flavor/" + u.GetName())
+	if u.GetLabels()[v1beta1.LabelSyncedFrom] == v1beta1.SyncedFromAcceleratorClass {
+		for _, o := range u.GetOwnerReferences() {
+			if o.Kind == "AcceleratorClass" {
+				k.a.queue.Add("class/" + o.Name)
+			}
+		}
+	}
+}
+
+func (k *kueueSync) classChanged(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	cl, ok := obj.(*v1beta1.AcceleratorClass)
+	if !ok {
+		return
+	}
+	k.a.queue.Add("class/" + cl.Name)
+	if f := cl.Annotations[v1beta1.AnnotationKueueResourceFlavor]; f != "" {
+		k.a.queue.Add("flavor/" + f)
+	}
+}
+
+func (k *kueueSync) enqueueAll() {
+	if fl, err := k.flavors.List(labels.Everything()); err == nil {
+		for _, o := range fl {
+			if m, err := metaOf(o); err == nil {
+				k.a.queue.Add("flavor/" + m.GetName())
+			}
+		}
+	}
+	if cls, err := k.a.c.classes.List(labels.Everything()); err == nil {
+		for _, cl := range cls {
+			if cl.Spec.Integration != nil && cl.Spec.Integration.KueueResourceFlavor != "" {
+				k.a.queue.Add("class/" + cl.Name)
+			}
+		}
+	}
+}
+
+func (k *kueueSync) sync(ctx context.Context, key string) error {
+	kind, name, _ := strings.Cut(key, "/")
+	switch kind {
+	case "flavor":
+		return k.flavorToClass(ctx, name)
+	case "class":
+		return k.classToFlavor(ctx, name)
+	}
+	return nil
+}
+
+func (k *kueueSync) getFlavor(name string) (*unstructured.Unstructured, error) {
+	o, err := k.flavors.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return nil, apierrors.NewNotFound(ResourceFlavorGVR.GroupResource(), name)
+	}
+	return u, nil
+}
+
+// flavorToClass: a flavor annotated ome.io/accelerator-class (the class's
+// name) or named gpu-* makes a class of that name whose spec.nodeSelector
+// is the flavor's nodeLabels.
+func (k *kueueSync) flavorToClass(ctx context.Context, name string) error {
+	f, err := k.getFlavor(name)
+	if apierrors.IsNotFound(err) {
+		return nil // a class it made goes with it (owner reference)
+	}
+	if err != nil {
+		return err
+	}
+	if f.GetLabels()[v1beta1.LabelSyncedFrom] == v1beta1.SyncedFromAcceleratorClass {
+		return nil // made by berth from a class: that class is its source
+	}
+	className := f.GetAnnotations()[v1beta1.AnnotationAcceleratorClass]
+	if className == "" && strings.HasPrefix(name, FlavorPrefix) {
+		className = name
+	}
+	if className == "" {
+		return nil
+	}
+	nodeLabels, _, _ := unstructured.NestedStringMap(f.Object, "spec", "nodeLabels")
+	if len(nodeLabels) == 0 {
+		k.a.warnOnce("flavor-nolabels/"+name, func() {
+			k.a.c.log.Warn("Kueue sync: ResourceFlavor has no spec.nodeLabels; no AcceleratorClass made", "resourceflavor", name)
+		})
+		return nil
+	}
+	cur, err := k.a.c.classes.Get(className)
+	if apierrors.IsNotFound(err) {
+		return k.createClassFromFlavor(ctx, f, className, nodeLabels)
+	}
+	if err != nil {
+		return err
+	}
+	if !ownedBy(cur.OwnerReferences, f.GetUID()) || cur.Labels[v1beta1.LabelSyncedFrom] != v1beta1.SyncedFromResourceFlavor {
+		k.a.warnOnce("class-taken/"+className+"/"+name, func() {
+			k.a.c.log.Warn("Kueue sync: an AcceleratorClass not made from this ResourceFlavor holds its name; left alone",
+				"acceleratorclass", className, "resourceflavor", name)
+		})
+		return nil
+	}
+	spec := k.classSpecFromFlavor(&cur.Spec, nodeLabels)
+	if apiequality.Semantic.DeepEqual(spec, &cur.Spec) && cur.Annotations[v1beta1.AnnotationKueueResourceFlavor] == name {
+		return nil
+	}
+	upd := cur.DeepCopy()
+	upd.Spec = *spec
+	if upd.Annotations == nil {
+		upd.Annotations = map[string]string{}
+	}
+	upd.Annotations[v1beta1.AnnotationKueueResourceFlavor] = name
+	_, err = k.a.c.berth.OmeV1beta1().AcceleratorClasses().Update(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManagerKueue})
+	return err
+}
+
+func (k *kueueSync) createClassFromFlavor(ctx context.Context, f *unstructured.Unstructured, className string, nodeLabels map[string]string) error {
+	obj := &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: className,
+		Labels:      map[string]string{v1beta1.LabelSyncedFrom: v1beta1.SyncedFromResourceFlavor},
+		Annotations: map[string]string{v1beta1.AnnotationKueueResourceFlavor: f.GetName()},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: ResourceFlavorGVR.GroupVersion().String(), Kind: "ResourceFlavor",
+			Name: f.GetName(), UID: f.GetUID()}}},
+		Spec: *k.classSpecFromFlavor(&v1beta1.AcceleratorClassSpec{}, nodeLabels)}
+	created, err := k.a.c.berth.OmeV1beta1().AcceleratorClasses().Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManagerKueue})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err == nil {
+		k.a.c.recorder.Eventf(created, corev1.EventTypeNormal, "FromResourceFlavor", "created from Kueue ResourceFlavor %s", f.GetName())
+	}
+	return err
+}
+
+// classSpecFromFlavor is cur with spec.nodeSelector set to the flavor's
+// nodeLabels and, when the nodes those labels select carry exactly one
+// GPU product, the vendor, family, model, memory, compute capability,
+// features and resources discovery reads from their labels.
+func (k *kueueSync) classSpecFromFlavor(cur *v1beta1.AcceleratorClassSpec, nodeLabels map[string]string) *v1beta1.AcceleratorClassSpec {
+	s := cur.DeepCopy()
+	s.NodeSelector = maps.Clone(nodeLabels)
+	nodes, err := k.a.nodes.List(labels.SelectorFromSet(nodeLabels))
+	if err != nil {
+		return s
+	}
+	gn := make([]gpudiscovery.Node, 0, len(nodes))
+	for _, n := range nodes {
+		gn = append(gn, gpudiscovery.Node{Name: n.Name, Labels: n.Labels, Resources: allocatableNames(n)})
+	}
+	props, _ := gpudiscovery.Propose(gn)
+	if len(props) != 1 {
+		return s
+	}
+	p := &props[0].Spec
+	s.Vendor, s.Family, s.Model = p.Vendor, p.Family, p.Model
+	s.Capabilities.MemoryGB, s.Capabilities.ComputeCapability = p.Capabilities.MemoryGB, p.Capabilities.ComputeCapability
+	s.Capabilities.Features, s.Resources = p.Capabilities.Features, p.Resources
+	return s
+}
+
+// classToFlavor: a class with spec.integration.kueueResourceFlavor gets a
+// ResourceFlavor of that name whose nodeLabels are the class's node
+// selector, nodeTaints the taints every node of the class carries, and
+// tolerations one per such taint.
+func (k *kueueSync) classToFlavor(ctx context.Context, name string) error {
+	cl, err := k.a.c.classes.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil // a flavor it made goes with it (owner reference)
+	}
+	if err != nil || cl.Spec.Integration == nil || cl.Spec.Integration.KueueResourceFlavor == "" {
+		return err
+	}
+	fname := cl.Spec.Integration.KueueResourceFlavor
+	if cl.Labels[v1beta1.LabelSyncedFrom] == v1beta1.SyncedFromResourceFlavor && cl.Annotations[v1beta1.AnnotationKueueResourceFlavor] == fname {
+		return nil // the flavor is this class's source
+	}
+	want, ok := k.flavorSpec(cl)
+	if !ok {
+		k.a.warnOnce("class-terms/"+name, func() {
+			k.a.c.recorder.Eventf(cl, corev1.EventTypeWarning, "ResourceFlavorNotSynced",
+				"integration.kueueResourceFlavor %s: a ResourceFlavor's nodeLabels can only say discovery.nodeSelector and spec.nodeSelector, and this class has none (or has nodeSelectorTerms)", fname)
+		})
+		return nil
+	}
+	f, err := k.getFlavor(fname)
+	if apierrors.IsNotFound(err) {
+		return k.createFlavor(ctx, cl, fname, want)
+	}
+	if err != nil {
+		return err
+	}
+	if f.GetLabels()[v1beta1.LabelSyncedFrom] != v1beta1.SyncedFromAcceleratorClass || !ownedBy(f.GetOwnerReferences(), cl.UID) {
+		k.a.warnOnce("flavor-taken/"+fname+"/"+name, func() {
+			k.a.c.recorder.Eventf(cl, corev1.EventTypeWarning, "ResourceFlavorNotSynced",
+				"ResourceFlavor %s exists and was not made from this class; berth leaves it alone", fname)
+		})
+		return nil
+	}
+	cur, _, _ := unstructured.NestedMap(f.Object, "spec")
+	if sameFlavorSpec(cur, want) {
+		return nil
+	}
+	upd := f.DeepCopy()
+	spec, _, _ := unstructured.NestedMap(upd.Object, "spec")
+	if spec == nil {
+		spec = map[string]any{}
+	}
+	for _, field := range []string{"nodeLabels", "nodeTaints", "tolerations"} {
+		delete(spec, field)
+		if v, ok := want[field]; ok {
+			spec[field] = v
+		}
+	}
+	if err := unstructured.SetNestedMap(upd.Object, spec, "spec"); err != nil {
+		return err
+	}
+	_, err = k.a.c.opts.Dynamic.Resource(ResourceFlavorGVR).Update(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManagerKueue})
+	return err
+}
+
+func (k *kueueSync) createFlavor(ctx context.Context, cl *v1beta1.AcceleratorClass, fname string, spec map[string]any) error {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": ResourceFlavorGVR.GroupVersion().String(), "kind": "ResourceFlavor",
+		"metadata": map[string]any{"name": fname}, "spec": spec}}
+	u.SetLabels(map[string]string{v1beta1.LabelSyncedFrom: v1beta1.SyncedFromAcceleratorClass})
+	u.SetAnnotations(map[string]string{v1beta1.AnnotationAcceleratorClass: cl.Name})
+	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "AcceleratorClass",
+		Name: cl.Name, UID: cl.UID}})
+	_, err := k.a.c.opts.Dynamic.Resource(ResourceFlavorGVR).Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManagerKueue})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err == nil {
+		k.a.c.recorder.Eventf(cl, corev1.EventTypeNormal, "ResourceFlavorCreated", "created Kueue ResourceFlavor %s", fname)
+	}
+	return err
+}
+
+// flavorSpec is the flavor spec a class asks for, as JSON values; false
+// when the class's nodes cannot be said as nodeLabels.
+func (k *kueueSync) flavorSpec(cl *v1beta1.AcceleratorClass) (map[string]any, bool) {
+	if len(cl.Spec.Discovery.NodeSelectorTerms) > 0 {
+		return nil, false
+	}
+	sel := maps.Clone(cl.Spec.Discovery.NodeSelector)
+	if sel == nil {
+		sel = map[string]string{}
+	}
+	maps.Copy(sel, cl.Spec.NodeSelector)
+	if len(sel) == 0 {
+		return nil, false
+	}
+	spec := map[string]any{"nodeLabels": toJSON(sel)}
+	if taints := k.commonTaints(cl); len(taints) > 0 {
+		tols := make([]corev1.Toleration, 0, len(taints))
+		for _, t := range taints {
+			tols = append(tols, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: t.Effect})
+		}
+		spec["nodeTaints"], spec["tolerations"] = toJSON(taints), toJSON(tols)
+	}
+	return spec, true
+}
+
+// commonTaints are the taints (key, value, effect) every node of the class
+// carries, sorted; none when it matches no node.
+func (k *kueueSync) commonTaints(cl *v1beta1.AcceleratorClass) []corev1.Taint {
+	nodes, err := k.a.nodes.List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	match := selection.ClassNodeMatcher(cl)
+	var common []corev1.Taint
+	first := true
+	for _, n := range nodes {
+		if !match(selection.NodeInfo{Name: n.Name, Labels: n.Labels}) {
+			continue
+		}
+		var keep []corev1.Taint
+		for _, t := range n.Spec.Taints {
+			t = corev1.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect}
+			if first || containsTaint(common, t) {
+				keep = append(keep, t)
+			}
+		}
+		common, first = keep, false
+	}
+	sort.Slice(common, func(i, j int) bool {
+		return common[i].Key+"\x00"+common[i].Value+"\x00"+string(common[i].Effect) <
+			common[j].Key+"\x00"+common[j].Value+"\x00"+string(common[j].Effect)
+	})
+	return common
+}
+
+func containsTaint(ts []corev1.Taint, t corev1.Taint) bool {
+	for _, x := range ts {
+		if x.Key == t.Key && x.Value == t.Value && x.Effect == t.Effect {
+			return true
+		}
+	}
+	return false
+}
+
+// sameFlavorSpec compares the fields berth writes.
+func sameFlavorSpec(cur, want map[string]any) bool {
+	for _, f := range []string{"nodeLabels", "nodeTaints", "tolerations"} {
+		c, hasC := cur[f]
+		w, hasW := want[f]
+		if hasC != hasW || hasC && !reflect.DeepEqual(toJSON(c), w) {
+			return false
+		}
+	}
+	return true
+}
+
+// toJSON turns a value into its JSON form (map[string]any, []any, ...),
+// so that typed and unstructured values compare.
+func toJSON(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil
+	}
+	return out
+}
+
+func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {
+	for _, r := range refs {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
+}
