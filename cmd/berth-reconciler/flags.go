@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/berthdev/berth/reconcile"
 )
 
@@ -32,6 +34,9 @@ type flags struct {
 	namespacedEndpoints                              []string
 	modelWorkers                                     int
 	discoveryTimeout, modelRetryBase, modelRetryMax  time.Duration
+	// AcceleratorClass discovery and the Kueue ResourceFlavor sync.
+	acceleratorDiscovery, kueueSync bool
+	acceleratorNodeSelector         string
 }
 
 func newFlags() *flags {
@@ -83,6 +88,12 @@ func newFlags() *flags {
 	s.DurationVar(&f.discoveryTimeout, "model-discovery-timeout", 2*time.Minute, "how long reading one model's metadata (or its inspector Job) may take")
 	s.DurationVar(&f.modelRetryBase, "model-retry-base", 5*time.Second, "delay before retrying a failed metadata discovery; doubles after each failure")
 	s.DurationVar(&f.modelRetryMax, "model-retry-max", 10*time.Minute, "longest delay between retries of a failed metadata discovery")
+	s.BoolVar(&f.acceleratorDiscovery, "accelerator-discovery", false,
+		"create an AcceleratorClass (labelled ome.io/auto-discovered=true) per GPU product that GPU feature discovery labels on nodes, update it when the labels change and mark it Stale when its last node is gone; classes without the label are never written, and one that already covers a product's nodes suppresses its discovered duplicate")
+	s.StringVar(&f.acceleratorNodeSelector, "accelerator-discovery-node-selector", "",
+		"label selector (kubectl syntax, e.g. node-role.kubernetes.io/gpu,pool!=test) of the nodes accelerator discovery and the Kueue sync read; empty: every node")
+	s.BoolVar(&f.kueueSync, "kueue-sync", false,
+		"keep Kueue ResourceFlavors (kueue.x-k8s.io/v1beta1) and AcceleratorClasses in sync both ways: a flavor named gpu-* or annotated ome.io/accelerator-class makes a class, a class with spec.integration.kueueResourceFlavor gets a flavor; needs Kueue's CRD")
 	return f
 }
 
@@ -116,6 +127,9 @@ func (f *flags) parse(args []string) error {
 	}
 	if f.credentialsNamespace == "" {
 		return fmt.Errorf("--model-credentials-namespace must not be empty")
+	}
+	if _, err := labels.Parse(f.acceleratorNodeSelector); err != nil {
+		return fmt.Errorf("--accelerator-discovery-node-selector %q: %w", f.acceleratorNodeSelector, err)
 	}
 	if f.leaderElect && (f.leaseNamespace == "" || f.leaseName == "") {
 		return fmt.Errorf("--leader-elect needs --leader-elect-namespace and --leader-elect-name")

@@ -67,3 +67,21 @@ func TestPolicyFlags(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "--quota-retry-base must be positive and --quota-retry-max at least --quota-retry-base", err.Error())
 }
+
+func TestAcceleratorFlags(t *testing.T) {
+	d := newFlags()
+	require.NoError(t, d.parse(nil))
+	assert.False(t, d.acceleratorDiscovery, "discovery writes classes: off unless an admin turns it on")
+	assert.False(t, d.kueueSync, "the Kueue sync needs Kueue's CRD: off by default")
+	assert.Empty(t, d.acceleratorNodeSelector)
+
+	f := newFlags()
+	require.NoError(t, f.parse([]string{"--accelerator-discovery", "--kueue-sync", "--accelerator-discovery-node-selector=pool in (gpu),!spot"}))
+	assert.True(t, f.acceleratorDiscovery)
+	assert.True(t, f.kueueSync)
+	assert.Equal(t, "pool in (gpu),!spot", f.acceleratorNodeSelector)
+
+	err := newFlags().parse([]string{"--accelerator-discovery-node-selector=pool in gpu"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `--accelerator-discovery-node-selector "pool in gpu": `)
+}

@@ -61,6 +61,8 @@ func run(args []string) error {
 		LeaseDuration: fs.leaseDuration, RenewDeadline: fs.renewDeadline, RetryPeriod: fs.retryPeriod,
 		Options: reconcile.Options{Resync: fs.resync, BackoffBase: fs.backoffBase, BackoffMax: fs.backoffMax,
 			CoschedulingScheduler: fs.coschedulingScheduler,
+			Accelerators: reconcile.AcceleratorOptions{Discovery: fs.acceleratorDiscovery, KueueSync: fs.kueueSync,
+				NodeSelector: fs.acceleratorNodeSelector},
 			Policy: reconcile.PolicyOptions{Disabled: !fs.servingPolicies, Namespace: fs.namespace,
 				QuotaRetryBase: fs.quotaRetryBase, QuotaRetryMax: fs.quotaRetryMax},
 			Models: reconcile.ModelOptions{HFEndpoint: fs.hfEndpoint, CredentialsNamespace: fs.credentialsNamespace,
