@@ -17,7 +17,7 @@ import (
 	"github.com/berthdev/berth/policy"
 )
 
-func readyCondition(status metav1.ConditionStatus, reason, msg string, at metav1.Time) metav1.Condition {
+func policyReadyCondition(status metav1.ConditionStatus, reason, msg string, at metav1.Time) metav1.Condition {
 	return metav1.Condition{Type: "Ready", Status: status, Reason: reason, Message: msg, ObservedGeneration: 1, LastTransitionTime: at}
 }
 
@@ -35,7 +35,7 @@ func TestPolicyStatus(t *testing.T) {
 	}
 	many["team-a/fine"] = []string{}
 	stale := MakePolicy("p").Obj()
-	stale.Status.Conditions = []metav1.Condition{readyCondition(metav1.ConditionTrue, ReasonInForce, "in force: selects 1 InferenceService(s), 0 violate it", earlier)}
+	stale.Status.Conditions = []metav1.Condition{policyReadyCondition(metav1.ConditionTrue, ReasonInForce, "in force: selects 1 InferenceService(s), 0 violate it", earlier)}
 	cases := []struct {
 		name     string
 		policy   *policyv1alpha1.ServingPolicy
@@ -46,18 +46,18 @@ func TestPolicyStatus(t *testing.T) {
 	}{
 		{name: "nothing selected", policy: MakePolicy("p").Obj(),
 			want: policyv1alpha1.ServingPolicyStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
-				readyCondition(metav1.ConditionTrue, ReasonInForce, "in force: selects 0 InferenceService(s), 0 violate it", now)}}},
+				policyReadyCondition(metav1.ConditionTrue, ReasonInForce, "in force: selects 0 InferenceService(s), 0 violate it", now)}}},
 		{name: "violations counted, 20 named in namespace and name order with their first violation; the transition time kept",
 			policy: stale, verdicts: many, quotas: 2,
 			want: policyv1alpha1.ServingPolicyStatus{ObservedGeneration: 1, Violations: 25, ViolatingServices: first20, Conditions: []metav1.Condition{
-				readyCondition(metav1.ConditionTrue, ReasonInForce, "in force: selects 26 InferenceService(s), 25 violate it; ResourceQuota berth-policy-p keeps the namespace budget in 2 namespace(s)", earlier)}}},
+				policyReadyCondition(metav1.ConditionTrue, ReasonInForce, "in force: selects 26 InferenceService(s), 25 violate it; ResourceQuota berth-policy-p keeps the namespace budget in 2 namespace(s)", earlier)}}},
 		{name: "a quota that cannot be written", policy: stale, verdicts: map[string][]string{"ns/a": {}}, quotaErr: errors.New("forbidden"),
 			want: policyv1alpha1.ServingPolicyStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
-				readyCondition(metav1.ConditionFalse, ReasonQuotaSyncFailed, "keeping ResourceQuota berth-policy-p: forbidden; retried with backoff", now)}}},
+				policyReadyCondition(metav1.ConditionFalse, ReasonQuotaSyncFailed, "keeping ResourceQuota berth-policy-p: forbidden; retried with backoff", now)}}},
 		{name: "a selector that does not parse",
 			policy: MakePolicy("p").NamespaceSelector(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}).Obj(),
 			want: policyv1alpha1.ServingPolicyStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
-				readyCondition(metav1.ConditionFalse, ReasonInvalidSelector, `spec.namespaceSelector: "Near" is not a valid label selector operator; the policy applies nowhere until it is fixed`, now)}}},
+				policyReadyCondition(metav1.ConditionFalse, ReasonInvalidSelector, `spec.namespaceSelector: "Near" is not a valid label selector operator; the policy applies nowhere until it is fixed`, now)}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,4 +135,23 @@ func TestNamespaceVerdicts(t *testing.T) {
 	assert.Equal(t, map[string][]string{"team-a/b": {}, "team-a/c": {}, "team-a/a": {over}},
 		namespaceVerdicts(set, "budget", []policyService{svcs[0], svcs[1], refused}),
 		"a service a quota refuses is past the budget, whenever it was created")
+}
+
+// BenchmarkNamespaceVerdicts: one policy's evaluation of a namespace of
+// 200 pinned services with 100 policies in force (the compose is not
+// included: it is the pod webhook's cost, once per service).
+func BenchmarkNamespaceVerdicts(b *testing.B) {
+	var pols []*policyv1alpha1.ServingPolicy
+	for i := range 100 {
+		pols = append(pols, MakePolicy(fmt.Sprintf("p%03d", i)).Budget(1000).MaxPerService(16).Obj())
+	}
+	set := policy.Compile(pols, policy.Options{})
+	var svcs []policyService
+	for i := range 200 {
+		svcs = append(svcs, gpuService("team-a", fmt.Sprintf("svc-%03d", i), int64(i), 8, nil))
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		namespaceVerdicts(set, "p050", svcs)
+	}
 }
