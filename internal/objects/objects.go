@@ -307,17 +307,6 @@ func into[T any](d *Doc, list *[]*T) (any, error) {
 	return obj, nil
 }
 
-// SourceOf is where obj (a pointer this set holds) was read; the zero
-// Source when it was not read from a file.
-func (s *Set) SourceOf(obj any) Source {
-	for _, d := range s.Docs {
-		if d.Obj == obj {
-			return d.Source
-		}
-	}
-	return Source{}
-}
-
 // Find is the document of kind and name (namespace "" matches any).
 func (s *Set) Find(kind, namespace, name string) *Doc {
 	for _, d := range s.Docs {
