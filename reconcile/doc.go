@@ -326,6 +326,76 @@
 // policy was evaluated once after a start the condition is left as it was;
 // then services whose condition differs are queued once.
 //
+// # AcceleratorClass discovery (classdiscovery.go)
+//
+// Off unless --accelerator-discovery (Options.Accelerators.Discovery): it
+// writes cluster objects, and a cluster whose admin wrote the classes
+// needs none. It watches the nodes --accelerator-discovery-node-selector
+// selects (a label selector, server-side; empty: all) and every
+// AcceleratorClass, and after a burst of changes (1 s) makes one pass:
+// package gpudiscovery reads the nodes' GPU feature discovery labels
+// (NVIDIA GFD, the AMD node labeller, Intel's NFD rules), proposes one
+// class per product and plans against the classes. Node heartbeats do not
+// queue a pass; labels, taints, allocatable resource names do.
+//
+//   - Created classes are labelled ome.io/auto-discovered=true, named by
+//     gpudiscovery.ClassName (NVIDIA-H100-80GB-HBM3: nvidia-h100-80gb-hbm3)
+//     and say what the labels say: vendor, family, model, discovery
+//     .nodeSelector on the product label, memoryGB, computeCapability,
+//     features (mig), resources.
+//   - A class without the label is never written. One whose selector is
+//     the product's, or which matches exactly the product's nodes (by
+//     selection.ClassNodeMatcher, the webhook's rule), suppresses the
+//     discovered duplicate; one holding the product's name leaves the
+//     product without a class (logged once).
+//   - An auto-discovered class is updated (one Update) when the fields
+//     discovery owns differ; cost, performance and integration are the
+//     admin's. Remove the label to take a class over.
+//   - Condition Stale True NoNodes when no selected node carries the
+//     product, True Superseded when an admin class covers it, False
+//     NodesPresent when nodes are back; written by server-side apply of
+//     that one condition on the status subresource (field manager
+//     berth-accelerator-discovery), only when it changes. Never a delete.
+//   - A label value that cannot be read (nvidia.com/gpu.memory: "lots") is
+//     left out and said once per node, label and value in a Warning Event
+//     InvalidGPULabel on the node.
+//
+// # Kueue ResourceFlavor sync (kueue.go)
+//
+// Off unless --kueue-sync (Options.Accelerators.KueueSync); it needs
+// Kueue's CRD and waits (logging once a minute) until ResourceFlavors can
+// be listed. The Go module proxy serves no sigs.k8s.io/kueue release berth
+// tried, so flavors are read and written with the dynamic client
+// (ResourceFlavorGVR, kueue.x-k8s.io/v1beta1) and only the documented
+// fields spec.nodeLabels, spec.nodeTaints and spec.tolerations. Each pair
+// has one source, so edits never ping-pong:
+//
+//   - Flavor to class (seed 002, Story 3): a flavor named gpu-* or
+//     annotated ome.io/accelerator-class=<class> makes the class (its own
+//     name, or the annotation's) with spec.nodeSelector = nodeLabels,
+//     annotation ome.io/kueue-resource-flavor=<flavor>, label
+//     ome.io/synced-from=resourceflavor and an owner reference to the
+//     flavor (deleted with it). When the nodes those labels select carry
+//     one GPU product, vendor, family, model, memory, compute capability,
+//     features and resources come from their labels as in discovery. A
+//     flavor edit is one Update of the class; an edit of those fields on
+//     the class is undone. A class of that name berth did not make from
+//     this flavor is left alone.
+//   - Class to flavor: a class with spec.integration.kueueResourceFlavor
+//     gets that flavor with nodeLabels = discovery.nodeSelector and
+//     spec.nodeSelector, nodeTaints = the taints every node of the class
+//     carries, and one toleration (operator Equal) per such taint; label
+//     ome.io/synced-from=acceleratorclass, annotation
+//     ome.io/accelerator-class and an owner reference to the class. A
+//     class edit is one Update of the flavor; a hand edit of the flavor's
+//     fields is undone. A class with nodeSelectorTerms, or no selector,
+//     cannot be said as nodeLabels: a Warning Event ResourceFlavorNotSynced
+//     says so. A flavor of that name berth did not make from this class is
+//     left alone (same Event). Flavors made from a class never make a
+//     class.
+//
+// Writes happen only on a difference of the fields berth owns.
+//
 // # Correctness under restarts and HA
 //
 // State is derived from the informer cache on every sync; the only memory
