@@ -34,7 +34,10 @@ type ManagerConfig struct {
 	LeaseNamespace, LeaseName, Identity       string
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	Options                                   Options
-	Log                                       *slog.Logger
+	// AcceleratorStatus configures the AcceleratorClass status controller
+	// (accelerator.go), run next to the controller (and only while leading).
+	AcceleratorStatus AcceleratorStatusOptions
+	Log               *slog.Logger
 }
 
 // RunManager serves probes and runs the controller (under leader election
@@ -62,6 +65,28 @@ func RunManager(ctx context.Context, cfg ManagerConfig) error {
 		}
 	}
 	ctrl := New(kube, berth, opts)
+	run := func(ctx context.Context) error { return ctrl.Run(ctx, cfg.Workers) }
+	if !cfg.AcceleratorStatus.Disabled {
+		ao := cfg.AcceleratorStatus
+		if ao.Log == nil {
+			ao.Log = log
+		}
+		if ao.Resync == 0 {
+			ao.Resync = opts.Resync
+		}
+		acc := NewAcceleratorStatusController(kube, berth, ao)
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "berth_acceleratorclass_status_writes_total",
+			Help: "AcceleratorClass status writes (at most one per class per --accelerator-status-interval)"},
+			func() float64 { return float64(acc.Writes()) }))
+		run = func(ctx context.Context) error {
+			go func() {
+				if err := acc.Run(ctx); err != nil && ctx.Err() == nil {
+					log.Error("accelerator status controller stopped", "err", err)
+				}
+			}()
+			return ctrl.Run(ctx, cfg.Workers)
+		}
+	}
 
 	var leading atomic.Bool
 	ready := func() bool {
@@ -73,7 +98,7 @@ func RunManager(ctx context.Context, cfg ManagerConfig) error {
 		}
 	}
 	if !cfg.LeaderElect {
-		return ctrl.Run(ctx, cfg.Workers)
+		return run(ctx)
 	}
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, cfg.LeaseNamespace, cfg.LeaseName,
 		kube.CoreV1(), kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: cfg.Identity})
@@ -88,7 +113,7 @@ func RunManager(ctx context.Context, cfg ManagerConfig) error {
 			OnStartedLeading: func(ctx context.Context) {
 				leading.Store(true)
 				log.Info("leading", "lease", cfg.LeaseNamespace+"/"+cfg.LeaseName, "identity", cfg.Identity)
-				runErr = ctrl.Run(ctx, cfg.Workers)
+				runErr = run(ctx)
 			},
 			OnStoppedLeading: func() {
 				leading.Store(false)

@@ -37,6 +37,9 @@ type flags struct {
 	// AcceleratorClass discovery and the Kueue ResourceFlavor sync.
 	acceleratorDiscovery, kueueSync bool
 	acceleratorNodeSelector         string
+	// AcceleratorClass status.
+	acceleratorStatus         bool
+	acceleratorStatusInterval time.Duration
 }
 
 func newFlags() *flags {
@@ -94,6 +97,10 @@ func newFlags() *flags {
 		"label selector (kubectl syntax, e.g. node-role.kubernetes.io/gpu,pool!=test) of the nodes accelerator discovery and the Kueue sync read; empty: every node")
 	s.BoolVar(&f.kueueSync, "kueue-sync", false,
 		"keep Kueue ResourceFlavors (kueue.x-k8s.io/v1beta1) and AcceleratorClasses in sync both ways: a flavor named gpu-* or annotated ome.io/accelerator-class makes a class, a class with spec.integration.kueueResourceFlavor gets a flavor; needs Kueue's CRD")
+	s.BoolVar(&f.acceleratorStatus, "accelerator-status", true,
+		"write AcceleratorClass status: the Ready, schedulable nodes each class's discovery matches, their total and free accelerators (as the webhook counts them), and the conditions Ready and SelectorTooBroad")
+	s.DurationVar(&f.acceleratorStatusInterval, "accelerator-status-interval", reconcile.DefaultAcceleratorStatusInterval,
+		"least time between two status writes of one AcceleratorClass; changes within it are written together when it ends, and nothing is written without a change")
 	return f
 }
 
@@ -130,6 +137,9 @@ func (f *flags) parse(args []string) error {
 	}
 	if _, err := labels.Parse(f.acceleratorNodeSelector); err != nil {
 		return fmt.Errorf("--accelerator-discovery-node-selector %q: %w", f.acceleratorNodeSelector, err)
+	}
+	if f.acceleratorStatusInterval <= 0 {
+		return fmt.Errorf("--accelerator-status-interval must be positive, got %s", f.acceleratorStatusInterval)
 	}
 	if f.leaderElect && (f.leaseNamespace == "" || f.leaseName == "") {
 		return fmt.Errorf("--leader-elect needs --leader-elect-namespace and --leader-elect-name")

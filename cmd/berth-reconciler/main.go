@@ -68,7 +68,8 @@ func run(args []string) error {
 			Models: reconcile.ModelOptions{HFEndpoint: fs.hfEndpoint, CredentialsNamespace: fs.credentialsNamespace,
 				InspectorImage: fs.inspectorImage, Workers: fs.modelWorkers, DiscoveryTimeout: fs.discoveryTimeout,
 				RetryBase: fs.modelRetryBase, RetryMax: fs.modelRetryMax, NamespacedEndpoints: fs.namespacedEndpoints}},
-		Log: log,
+		AcceleratorStatus: reconcile.AcceleratorStatusOptions{Disabled: !fs.acceleratorStatus, Interval: fs.acceleratorStatusInterval},
+		Log:               log,
 	})
 }
 
