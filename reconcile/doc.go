@@ -304,8 +304,8 @@
 // them all again. One evaluation reads every service of the namespaces the
 // policy selects: the pinned decision read back exactly as the service
 // sync reads it (resolve), composed with merge.ComposeService, and checked
-// with policy.Set.CheckService against the compiled set of all policies
-// (the webhook's selection and wording), keeping this policy's violations.
+// with policy.Set.CheckService, the webhook's selection and wording, with
+// the policy compiled alone (a policy's rules never depend on another's).
 // Unpinned or unresolvable services are neither checked nor counted.
 // NamespaceInUse is the accelerators (policy.Accelerators) of the
 // services before it in the namespace: those a quota refuses last, then
