@@ -416,6 +416,13 @@ func TestReconcilerRBAC(t *testing.T) {
 	add("", []string{"policy.berth.dev/servingpolicies", "/namespaces"}, readVerbs)
 	add("", []string{"policy.berth.dev/servingpolicies/status"}, []string{"get", "update"})
 	add("", []string{"/resourcequotas"}, []string{"get", "list", "watch", "create", "update", "delete"})
+	// AcceleratorClass discovery and the Kueue sync: classes created and
+	// updated (never deleted), the Stale condition applied, nodes read,
+	// ResourceFlavors made from classes created and updated.
+	add("", []string{"ome.io/acceleratorclasses"}, []string{"create", "update"})
+	add("", []string{"ome.io/acceleratorclasses/status"}, []string{"patch"})
+	add("", []string{"/nodes"}, readVerbs)
+	add("", []string{"kueue.x-k8s.io/resourceflavors"}, []string{"get", "list", "watch", "create", "update"})
 	assert.ElementsMatch(t, want, got)
 
 	var d appsv1.Deployment
