@@ -120,6 +120,7 @@ func story(ctx context.Context, w io.Writer, env *devenv.Env) {
 		say("A plain pod %s asking for 2 × nvidia.com/gpu on the H100 pool was bound by the scheduler to %s and Running in %s.",
 			name, node, took.Round(100*time.Millisecond))
 	}
+	gangStory(ctx, w, env, say)
 
 	fmt.Fprintf(w, "\nTry it:\n  export KUBECONFIG=%s\n", env.Cluster.KubeconfigPath)
 	fmt.Fprintln(w, "  kubectl get nodes -L nvidia.com/gpu.product,amd.com/gpu.product")
