@@ -130,6 +130,42 @@ spec:
 	diff, err := berthCLI(t, "render", "isvc/cli-llama", "-n", ns, kc, "--diff")
 	require.NoError(t, err)
 	assert.Equal(t, "no changes: the running pods match what berth composes now\n", diff)
+
+	// A runtime that would win now, in the service's namespace only (a
+	// namespaced runtime outranks cluster-scoped ones): the pin holds, and
+	// online explain says a newer runtime exists and why the pinned lost.
+	shipped, err := os.ReadFile(env.Path("deploy", "runtimes", "srt-llama-3-2-1b-instruct-rt.yaml"))
+	require.NoError(t, err)
+	newer := strings.NewReplacer("kind: ClusterServingRuntime", "kind: ServingRuntime",
+		"name: srt-llama-3-2-1b-instruct-rt", "name: cli-newer\n  namespace: "+ns).Replace(string(shipped))
+	newerFile := filepath.Join(dir, "newer.yaml")
+	writeFile(t, newerFile, newer)
+	out, err = kubectl(t, "", "apply", "--server-side", "-f", newerFile)
+	require.NoError(t, err, out)
+	pinned := online.Pin.Runtime
+	var later cli.Report
+	waitFor(t, ns, "online explain sees the newer runtime", func() bool {
+		later = explainReport(t, "isvc/cli-llama", "-n", ns, kc)
+		return later.Pin != nil && later.Pin.FreshDiffers
+	})
+	assert.Equal(t, pinned, later.Pin.Runtime, "the pin holds")
+	assert.Equal(t, pinned, later.Decision.Runtime)
+	require.Len(t, later.Pin.Why, 1)
+	assert.Regexp(t, `^a newer runtime \(created [0-9-]+ [0-9:]+Z, after the service\) now exists: ServingRuntime/cli-newer; `+
+		pinned+`: matches, but namespaced runtime ServingRuntime/cli-newer outranks cluster-scoped runtimes; the pin keeps `+pinned+`$`, later.Pin.Why[0])
+	text, err := berthCLI(t, "explain", "isvc/cli-llama", "-n", ns, kc)
+	require.NoError(t, err)
+	t.Logf("berth explain isvc/cli-llama -n %s:\n%s", ns, text)
+
+	// lint --against-cluster: a copy of a shipped runtime under another
+	// name ties with it in priority, which only the cluster shows.
+	lintDir := t.TempDir()
+	writeFile(t, filepath.Join(lintDir, "copy.yaml"), strings.Replace(string(shipped), "name: srt-llama-3-2-1b-instruct-rt", "name: cli-copy", 1))
+	problems, err := berthCLI(t, "lint", lintDir, "--against-cluster", kc)
+	assert.Equal(t, cli.ErrFailed, err, problems)
+	assert.Contains(t, problems, filepath.Join(lintDir, "copy.yaml")+":")
+	assert.Contains(t, problems, "ClusterServingRuntime/cli-copy: spec.supportedModelFormats[0].priority: ")
+	assert.Contains(t, problems, "is also used by ClusterServingRuntime/srt-llama-3-2-1b-instruct-rt")
 }
 
 // renderedPods runs berth render and decodes its YAML documents.
