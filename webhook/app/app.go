@@ -114,7 +114,7 @@ func Routes(c *cache.Cache, live Live, obs handlers.DecisionObserver, downloader
 	}
 	policies := &handlers.PolicySource{Set: c.Policies.Set, NamespaceLabels: c.Policies.NamespaceLabels, RuntimeLabels: c.RuntimeLabels, Observer: violations}
 	isvc := &handlers.InferenceServices{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry, Observer: obs, DownloaderImage: downloader,
-		Policies: policies, Services: c.InferenceService}
+		Policies: policies, Services: c.InferenceService, ServicesVersion: c.ServicesVersion}
 	if c.Secrets != nil {
 		isvc.Secrets = c.Secrets.Has
 	}

@@ -12,6 +12,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,9 @@ type Cache struct {
 	// Policies are the ServingPolicies in force, compiled, and the labels
 	// of namespaces (policy.go).
 	Policies *Policies
+
+	// servicesVersion counts InferenceService events (ServicesVersion).
+	servicesVersion atomic.Uint64
 
 	servingRuntimes listers.ServingRuntimeLister
 	clusterRuntimes listers.ClusterServingRuntimeLister
@@ -99,6 +103,13 @@ func New(berthClient versioned.Interface, kubeClient kubernetes.Interface, meta 
 	c.Profiles = profiles.Lister()
 	c.servingRuntimes = v.ServingRuntimes().Lister()
 	c.clusterRuntimes = v.ClusterServingRuntimes().Lister()
+
+	bump := func(any) { c.servicesVersion.Add(1) }
+	if _, err := isvc.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: bump, UpdateFunc: func(_, o any) { bump(o) }, DeleteFunc: bump,
+	}); err != nil {
+		return nil, fmt.Errorf("register event handler: %w", err)
+	}
 
 	x := c.Index
 	if err := register(v.ServingRuntimes().Informer(), func(o *v1beta1.ServingRuntime) { x.UpsertServingRuntime(o) },
@@ -235,3 +246,9 @@ func (c *Cache) RuntimeLabels(kind, namespace, name string) map[string]string {
 	}
 	return nil
 }
+
+// ServicesVersion changes whenever the cache sees an InferenceService
+// added, changed or deleted: what is derived from all services of a
+// namespace (the accelerators in use, for namespace budgets) stays valid
+// while it does not.
+func (c *Cache) ServicesVersion() uint64 { return c.servicesVersion.Load() }

@@ -111,7 +111,13 @@ func (h *InferenceServices) decoderDecision(isvc *v1beta1.InferenceService, engi
 		}
 		probe.Annotations[v1beta1.AnnotationAcceleratorClass] = class
 	}
-	d, err := h.selectIndex(probe)
+	// A pinned class is checked, not chosen: ServingPolicies judge it on
+	// the composed service (see verifyEnginePin).
+	choose := h.selectIndex
+	if class != "" {
+		choose = h.Index.Select
+	}
+	d, err := choose(probe)
 	if err != nil {
 		err = renameSelector(err, field)
 		if class != "" {

@@ -47,8 +47,13 @@ type InferenceServices struct {
 	// Services are the stored InferenceServices, whose pinned accelerators
 	// count against namespace budgets (nil: none counted).
 	Services listers.InferenceServiceLister
+	// ServicesVersion, when set, changes whenever Services does: a
+	// namespace's sum is then remembered until it changes.
+	ServicesVersion func() uint64
 
-	usage usageCache
+	// inUse remembers the namespace's accelerators in use for one request
+	// (see forRequest); nil on the shared handler.
+	inUse *requestInUse
 }
 
 // DefaultRetry fits in the webhook's 5 s timeout with room for both handlers.
@@ -90,6 +95,7 @@ func (h *InferenceServices) Mutate(ctx context.Context, req *admissionv1.Admissi
 	if skip(req) {
 		return admission.Allowed()
 	}
+	h = h.forRequest()
 	var isvc v1beta1.InferenceService
 	if deny := decodeObject(req, &isvc); deny != nil {
 		return deny
@@ -236,6 +242,7 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 	if skip(req) {
 		return admission.Allowed()
 	}
+	h = h.forRequest()
 	var isvc v1beta1.InferenceService
 	if deny := decodeObject(req, &isvc); deny != nil {
 		return deny

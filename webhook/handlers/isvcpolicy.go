@@ -61,9 +61,10 @@ func (h *InferenceServices) policyViolations(isvc *v1beta1.InferenceService, d *
 }
 
 // checkPolicies is the policy verdict on a decided service: its
-// violations, and on UPDATE those of the stored object under the same
-// decision, ratcheted (ratchetViolations). Warnings of the ratchet come
-// first.
+// violations, and on UPDATE those the stored object has under its own pin,
+// ratcheted (ratchetViolations). A stored object without a pin, or whose
+// pin no longer resolves, ratchets nothing. Warnings of the ratchet are
+// returned apart.
 func (h *InferenceServices) checkPolicies(isvc, old *v1beta1.InferenceService, d *choice, roles []merge.ComposedRole) (verdict, []string) {
 	vs := h.policyViolations(isvc, d, roles)
 	if len(vs) == 0 {
@@ -71,12 +72,32 @@ func (h *InferenceServices) checkPolicies(isvc, old *v1beta1.InferenceService, d
 	}
 	var ratcheted []string
 	if old != nil {
-		oldRoles, _ := merge.ComposeService(h.serviceInput(old, d))
-		grew := total(policy.Accelerators(roles, d.AcceleratorClass, d.decoderClass())) >
-			total(policy.Accelerators(oldRoles, d.AcceleratorClass, d.decoderClass()))
-		vs, ratcheted = ratchetViolations(vs, h.policyViolations(old, d, oldRoles), grew)
+		if od := h.storedDecision(isvc, old, d); od != nil {
+			oldRoles, _ := merge.ComposeService(h.serviceInput(old, od))
+			grew := total(policy.Accelerators(roles, d.AcceleratorClass, d.decoderClass())) >
+				total(policy.Accelerators(oldRoles, od.AcceleratorClass, od.decoderClass()))
+			vs, ratcheted = ratchetViolations(vs, h.policyViolations(old, od, oldRoles), grew)
+		}
 	}
 	return h.Policies.enforce(vs), ratcheted
+}
+
+// storedDecision is the decision the stored object was pinned to: d when
+// the update keeps the pin, else the stored pin re-read (nil when there is
+// none or it no longer resolves).
+func (h *InferenceServices) storedDecision(isvc, old *v1beta1.InferenceService, d *choice) *choice {
+	p := pinOf(old)
+	switch {
+	case p.runtime == "":
+		return nil
+	case p == pinOf(isvc):
+		return d
+	}
+	od, err := h.resolvePinned(old, p)
+	if err != nil {
+		return nil
+	}
+	return od
 }
 
 func total(m map[corev1.ResourceName]int64) int64 {
@@ -103,14 +124,42 @@ func (h *InferenceServices) policyResponse(req *admissionv1.AdmissionRequest, is
 	return v.response("InferenceService", v1beta1.SchemeGroupVersion.Group, isvc.Name, objectName(req), append(warnings, ratcheted...))
 }
 
+// requestInUse is one request's namespaceInUse, computed at most once
+// (selection's gate and the check of the composed service both read it).
+type requestInUse struct {
+	namespace, exclude string
+	use                map[corev1.ResourceName]int64
+}
+
+// forRequest is the handler for one request: a copy that remembers what
+// the request computes once (the copy shares everything else).
+func (h *InferenceServices) forRequest() *InferenceServices {
+	c := *h
+	c.inUse = &requestInUse{}
+	return &c
+}
+
 // namespaceInUse sums the accelerators of the InferenceServices pinned in
 // namespace, except the one named exclude (the service being admitted),
-// each counted as policy.Accelerators counts its composed pods.
+// each counted as policy.Accelerators counts its composed pods. The sum is
+// remembered for the request, and across requests until the services
+// change (ServicesVersion). The map is shared: read only.
 func (h *InferenceServices) namespaceInUse(namespace, exclude string) map[corev1.ResourceName]int64 {
-	out := map[corev1.ResourceName]int64{}
-	if h.Services == nil {
-		return out
+	if m := h.inUse; m != nil && m.use != nil && m.namespace == namespace && m.exclude == exclude {
+		return m.use
 	}
+	if h.Services == nil || h.Policies == nil {
+		return map[corev1.ResourceName]int64{}
+	}
+	var version uint64
+	versioned := h.ServicesVersion != nil
+	if versioned {
+		version = h.ServicesVersion()
+		if use, ok := h.Policies.usage.namespace(namespace, exclude, version); ok {
+			return use
+		}
+	}
+	out := map[corev1.ResourceName]int64{}
 	all, err := h.Services.InferenceServices(namespace).List(everything)
 	if err != nil {
 		return out
@@ -119,9 +168,15 @@ func (h *InferenceServices) namespaceInUse(namespace, exclude string) map[corev1
 		if s.Name == exclude {
 			continue
 		}
-		for r, n := range h.usage.of(s, h.serviceAccelerators) {
+		for r, n := range h.Policies.usage.of(s, h.serviceAccelerators) {
 			out[r] += n
 		}
+	}
+	if versioned {
+		h.Policies.usage.rememberNamespace(namespace, exclude, version, out)
+	}
+	if h.inUse != nil {
+		*h.inUse = requestInUse{namespace: namespace, exclude: exclude, use: out}
 	}
 	return out
 }
@@ -150,6 +205,35 @@ func (h *InferenceServices) serviceAccelerators(s *v1beta1.InferenceService) map
 type usageCache struct {
 	mu sync.Mutex
 	m  map[types.UID]usageEntry
+	// sums are namespaces' sums (without one service) at a version of the
+	// services (InferenceServices.ServicesVersion); read only.
+	sums map[sumKey]sumEntry
+}
+
+type sumKey struct{ namespace, exclude string }
+
+type sumEntry struct {
+	version uint64
+	use     map[corev1.ResourceName]int64
+}
+
+// namespace is the remembered sum of a namespace without exclude, if the
+// services have not changed since (version).
+func (c *usageCache) namespace(namespace, exclude string, version uint64) (map[corev1.ResourceName]int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.sums[sumKey{namespace, exclude}]
+	return e.use, ok && e.version == version
+}
+
+// rememberNamespace keeps a namespace's sum at version.
+func (c *usageCache) rememberNamespace(namespace, exclude string, version uint64, use map[corev1.ResourceName]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sums == nil || len(c.sums) >= usageCacheSize {
+		c.sums = map[sumKey]sumEntry{}
+	}
+	c.sums[sumKey{namespace, exclude}] = sumEntry{version: version, use: use}
 }
 
 type usageEntry struct {

@@ -278,7 +278,10 @@ func (h *InferenceServices) verifyEnginePin(isvc *v1beta1.InferenceService, p pi
 		}
 		probe.Annotations[v1beta1.AnnotationAcceleratorClass] = p.class
 	}
-	d, err := h.selectIndex(probe)
+	// Not gated by ServingPolicies: berth does not choose here, it checks
+	// a choice; the policies judge it on the composed service after the
+	// decision (checkPolicies), which says which rule it breaks.
+	d, err := h.Index.Select(probe)
 	if err != nil {
 		return nil, pinError(renameSelector(err, field))
 	}

@@ -51,6 +51,9 @@ type PolicySource struct {
 	RuntimeLabels func(kind, namespace, name string) map[string]string
 	// Observer, when set, counts violations (metrics).
 	Observer ViolationObserver
+
+	// usage remembers stored services' accelerators (namespace budgets).
+	usage usageCache
 }
 
 // ViolationObserver counts policy violations by policy, rule and action

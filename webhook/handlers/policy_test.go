@@ -118,6 +118,9 @@ func (w *world) withPolicies(src *PolicySource) *InferenceServices {
 	h := w.isvcs()
 	h.Policies = src
 	h.Services = listersFor(w)
+	// The number of stored services stands for the informer's version:
+	// these tests only add services.
+	h.ServicesVersion = func() uint64 { return uint64(len(w.services.ListKeys())) }
 	return h
 }
 
@@ -191,7 +194,7 @@ func TestPolicyDeniesWhenOnlyForbiddenClassesServe(t *testing.T) {
 	req := request(t, admissionv1.Update, "InferenceService", moved, stored, moved.Namespace, moved.Name)
 	resp := a100.Validate(ctx, req)
 	require.False(t, resp.Allowed)
-	assert.Contains(t, resp.Result.Message, "forbidden by ServingPolicy/team-a")
+	assert.Equal(t, "InferenceService team-a/chat is denied by ServingPolicy:\n- ServingPolicy/team-a: AcceleratorClass nvidia-h100-80gb is not allowed in namespace team-a: not in nvidia-a100-*", resp.Result.Message)
 }
 
 // ---------------------------------------------------------------------------
