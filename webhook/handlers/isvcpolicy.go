@@ -18,13 +18,12 @@ import (
 // with the policy named in the explanation. Without one, plain Select.
 func (h *InferenceServices) selectIndex(isvc *v1beta1.InferenceService) (*selection.Decision, error) {
 	set := h.Policies.set()
-	if set.Len() == 0 {
+	if set.Len() == 0 || set.Exempt(isvc.Namespace) {
 		return h.Index.Select(isvc)
 	}
+	// No For first: the gate finds the applicable policies itself (a gate
+	// of none allows everything), and the namespace's use is remembered.
 	sub := h.Policies.subject(isvc.Namespace, isvc.Labels, true)
-	if len(set.For(sub)) == 0 {
-		return h.Index.Select(isvc)
-	}
 	g := set.Gate(sub, isvc, h.namespaceInUse(isvc.Namespace, isvc.Name))
 	return h.Index.SelectWith(isvc, selection.SelectOptions{Gate: g})
 }
@@ -33,13 +32,10 @@ func (h *InferenceServices) selectIndex(isvc *v1beta1.InferenceService) (*select
 // (roles) against the policies that apply to it.
 func (h *InferenceServices) policyViolations(isvc *v1beta1.InferenceService, d *choice, roles []merge.ComposedRole) []policy.Violation {
 	set := h.Policies.set()
-	if set.Len() == 0 {
+	if set.Len() == 0 || set.Exempt(isvc.Namespace) {
 		return nil
 	}
 	sub := h.Policies.subject(isvc.Namespace, isvc.Labels, true)
-	if len(set.For(sub)) == 0 {
-		return nil
-	}
 	classes := map[string]*v1beta1.AcceleratorClass{}
 	if c := d.AcceleratorClass; c != nil {
 		classes[v1beta1.ComponentEngine] = c
