@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -40,6 +42,17 @@ func addRole(out map[corev1.ResourceName]int64, r *merge.ComposedRole, names []c
 		}
 	}
 	return total
+}
+
+// AcceleratorResources is every accelerator resource, sorted: the
+// well-known ones (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915) and
+// every resource a class's spec.resources names. Accelerators counts these,
+// and the reconciler's ResourceQuota backstop of a namespace budget caps
+// each of them, so the two never disagree on what an accelerator is.
+func AcceleratorResources(classes []*v1beta1.AcceleratorClass) []corev1.ResourceName {
+	out := slices.Clone(acceleratorNames(classes))
+	slices.Sort(out)
+	return out
 }
 
 // acceleratorNames is the well-known accelerator resources and those the

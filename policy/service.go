@@ -229,8 +229,11 @@ func namespaceOver(ns string, r corev1.ResourceName, inUse, use, budget int64) s
 	if use <= 0 || inUse+use <= budget {
 		return ""
 	}
-	return "namespace " + ns + " would use " + itoa(inUse+use) + " " + string(r) + ", above its budget of " + itoa(budget) +
-		" (" + itoa(inUse) + " of " + itoa(budget) + " " + string(r) + " in use)"
+	msg := "namespace " + ns + " would use " + itoa(inUse+use) + " " + string(r) + ", above its budget of " + itoa(budget)
+	if inUse > budget { // admitted before the policy, or past the webhook in a burst
+		return msg + " (" + itoa(inUse) + " " + string(r) + " already in use, over the budget)"
+	}
+	return msg + " (" + itoa(inUse) + " of " + itoa(budget) + " " + string(r) + " in use)"
 }
 
 // checkLabels: every required label is set, non-empty.

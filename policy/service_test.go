@@ -241,17 +241,23 @@ func TestGate(t *testing.T) {
 		name  string
 		class *v1beta1.AcceleratorClass
 		use   selection.ClassUse
+		inUse int64 // 16 when 0
 		want  verdict
 	}{
 		{name: "allowed", class: a100, use: use(8, 1, 1)},
 		{name: "not allowed", class: MakeClass("nvidia-l4").Obj(), use: use(1, 1, 1), want: verdict{"ServingPolicy/team-a", "not in nvidia-a100-*, nvidia-h100-*"}},
 		{name: "per service", class: a100, use: use(8, 1, 3), want: verdict{"ServingPolicy/budget", "would use 24 nvidia.com/gpu, above the maximum of 16 per service"}},
 		{name: "per namespace", class: a100, use: use(8, 2, 1), want: verdict{"ServingPolicy/budget", "namespace team-a would use 32 nvidia.com/gpu, above its budget of 24 (16 of 24 nvidia.com/gpu in use)"}},
+		{name: "per namespace, already over", class: a100, use: use(8, 1, 1), inUse: 30, want: verdict{"ServingPolicy/budget", "namespace team-a would use 38 nvidia.com/gpu, above its budget of 24 (30 nvidia.com/gpu already in use, over the budget)"}},
 		{name: "cost", class: h100, use: use(8, 1, 1), want: verdict{"ServingPolicy/cost", "would cost 32/hour (8 × 4/hour), above the maximum of 30/hour"}},
 		{name: "cheaper class", class: a100, use: use(8, 1, 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			g := g
+			if tt.inUse != 0 {
+				g = set.Gate(teamA, MakeService("team-a", "chat").Obj(), map[corev1.ResourceName]int64{gpu: tt.inUse})
+			}
 			p, why := g.Class(tt.class, tt.use)
 			if got := (verdict{p, why}); got != tt.want {
 				t.Errorf("Class = %+v; want %+v", got, tt.want)

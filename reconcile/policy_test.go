@@ -120,7 +120,7 @@ func TestNamespaceVerdicts(t *testing.T) {
 	}{
 		{name: "the namespace budget: services past it, in order of creation then name, violate it", policy: "budget",
 			want: map[string][]string{"team-a/a": {}, "team-a/b": {}, "team-a/c": {over},
-				"team-a/d": {"ServingPolicy/budget: namespace team-a would use 32 nvidia.com/gpu, above its budget of 16 (24 of 16 nvidia.com/gpu in use)"}}},
+				"team-a/d": {"ServingPolicy/budget: namespace team-a would use 32 nvidia.com/gpu, above its budget of 16 (24 nvidia.com/gpu already in use, over the budget)"}}},
 		{name: "a serviceSelector: only the services it selects have a verdict", policy: "small",
 			want: map[string][]string{"team-a/b": {"ServingPolicy/small: InferenceService team-a/b would use 8 nvidia.com/gpu, above the maximum of 4 per service"}}},
 		{name: "another policy's name: none", policy: "other", want: map[string][]string{}},

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	policyv1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
-	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/policy"
 )
 
 // The ResourceQuota backstop of a ServingPolicy's namespace budget
@@ -39,25 +39,6 @@ const (
 	// always names it).
 	LabelServingPolicy = "policy.berth.dev/servingpolicy"
 )
-
-// defaultAcceleratorResources are the device-plugin resources a namespace
-// budget always covers; AcceleratorClasses add the ones they name.
-var defaultAcceleratorResources = []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915"}
-
-// acceleratorResources is the sorted union of defaultAcceleratorResources
-// and every resource an AcceleratorClass's spec.resources names.
-func acceleratorResources(classes []*v1beta1.AcceleratorClass) []corev1.ResourceName {
-	out := slices.Clone(defaultAcceleratorResources)
-	for _, c := range classes {
-		for _, r := range c.Spec.Resources {
-			if r.Name != "" {
-				out = append(out, corev1.ResourceName(r.Name))
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
 
 // quotaName is the ResourceQuota of a policy: berth-policy-<policy>, or,
 // when that would not be a valid name, a prefix of it and a hash of the
@@ -197,7 +178,7 @@ func (p *policyController) syncQuotas(ctx context.Context, name string, sp *poli
 		if err != nil {
 			return 0, err
 		}
-		want = desiredQuotas(sp, namespaces, acceleratorResources(classes), p.exempt)
+		want = desiredQuotas(sp, namespaces, policy.AcceleratorResources(classes), p.exempt)
 	}
 	all, err := p.quotas.List(labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByReconciler}))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	policyv1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/policy"
 )
 
 // Builders of the policy tests.
@@ -113,7 +114,7 @@ func TestDesiredQuotas(t *testing.T) {
 		MakeNamespace("berth-system").Label("tier", "gpu").Obj(),
 		MakeNamespace("leaving").Label("tier", "gpu").Terminating().Obj(),
 	}
-	res := acceleratorResources(nil)
+	res := policy.AcceleratorResources(nil)
 	cases := []struct {
 		name   string
 		policy *policyv1alpha1.ServingPolicy
@@ -132,7 +133,7 @@ func TestDesiredQuotas(t *testing.T) {
 			want: []*corev1.ResourceQuota{wantQuota("svc", "web", 4, gpuResources...)}},
 		{name: "resources the classes name are covered too",
 			policy: MakePolicy("mig").NamespaceSelector(&metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "web"}}).Budget(2).Obj(),
-			res:    acceleratorResources([]*v1beta1.AcceleratorClass{{Spec: v1beta1.AcceleratorClassSpec{Resources: []v1beta1.AcceleratorResource{{Name: "nvidia.com/mig-1g.10gb"}, {Name: "nvidia.com/gpu"}}}}}),
+			res:    policy.AcceleratorResources([]*v1beta1.AcceleratorClass{{Spec: v1beta1.AcceleratorClassSpec{Resources: []v1beta1.AcceleratorResource{{Name: "nvidia.com/mig-1g.10gb"}, {Name: "nvidia.com/gpu"}}}}}),
 			want:   []*corev1.ResourceQuota{wantQuota("mig", "web", 2, append([]string{"nvidia.com/mig-1g.10gb"}, gpuResources...)...)}},
 		{name: "a selector that does not parse selects nothing",
 			policy: MakePolicy("bad").NamespaceSelector(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}).Budget(1).Obj(), res: res},
