@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
-	policyvalidation "github.com/berthdev/berth/api/policy/v1alpha1/validation"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/objects"
 	"github.com/berthdev/berth/merge"
@@ -204,11 +203,7 @@ func webhookErrors(ctx context.Context, w *world, rt *handlers.Runtimes, d *obje
 	case *v1beta1.ClusterBaseModel:
 		h = handlers.ValidateClusterBaseModel
 	case *policyv1alpha1.ServingPolicy:
-		var out []cause
-		for _, e := range policyvalidation.ValidateServingPolicy(d.Obj.(*policyv1alpha1.ServingPolicy)) {
-			out = append(out, cause{e.Field, e.Error()})
-		}
-		return out, nil
+		h = handlers.ValidateServingPolicy
 	case *v1beta1.InferenceService:
 		adm, err := w.isvcs.Admit(ctx, d.Obj.(*v1beta1.InferenceService), nil)
 		if err != nil || adm.Denial == "" {
@@ -219,7 +214,11 @@ func webhookErrors(ctx context.Context, w *world, rt *handlers.Runtimes, d *obje
 		return nil, nil
 	}
 	gv, _ := schema.ParseGroupVersion(d.APIVersion)
-	gvr := gv.WithResource(strings.ToLower(d.Kind) + "s")
+	resource := strings.ToLower(d.Kind) + "s"
+	if strings.HasSuffix(resource, "ys") {
+		resource = strings.TrimSuffix(resource, "ys") + "ies" // servingpolicies
+	}
+	gvr := gv.WithResource(resource)
 	req, err := handlers.AdmissionRequestFor(gv.WithKind(d.Kind), gvr, d.Namespace, d.Name, d.Obj, nil)
 	if err != nil {
 		return nil, err
