@@ -47,3 +47,13 @@ func TestGoldenLintProblems(t *testing.T) {
 	assert.Contains(t, stderr, "5 problem(s)")
 	golden(t, "lint-problems.txt", out)
 }
+
+// TestLintServingPolicy: a ServingPolicy is checked by its CRD schema and
+// by the webhook's ServingPolicy handler, each at the field's line.
+func TestLintServingPolicy(t *testing.T) {
+	out, _, code := berth(t, "lint", "testdata/lint/policy", "testdata/policy")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "testdata/lint/policy/bad.yaml:7: ServingPolicy/bad: spec.validationActions[1]: Unsupported value: \"Bogus\"")
+	assert.Contains(t, out, "testdata/lint/policy/bad.yaml:9: ServingPolicy/bad: spec.rules.maxAcceleratorsPerService: Invalid value: -1: must not be negative")
+	assert.NotContains(t, out, "no-b200", "a valid policy has no problem")
+}
