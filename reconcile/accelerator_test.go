@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -232,13 +233,14 @@ func TestAcceleratorStatusControllerCoalesces(t *testing.T) {
 	assert.Equal(t, int64(2), a.Writes())
 }
 
-// waitClassSynced waits until the class lister holds the stored version.
+// waitClassSynced waits until the class lister holds the stored status
+// (the fake clientset keeps no resourceVersion).
 func waitClassSynced(t *testing.T, a *AcceleratorStatusController, bc *berthfake.Clientset) {
 	t.Helper()
 	stored, err := bc.OmeV1beta1().AcceleratorClasses().Get(context.Background(), "h100", metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		c, err := a.classes.Get("h100")
-		return err == nil && c.ResourceVersion == stored.ResourceVersion
+		return err == nil && equality.Semantic.DeepEqual(c.Status, stored.Status)
 	}, 5*time.Second, 10*time.Millisecond)
 }
