@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"sort"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -28,6 +30,8 @@ type report struct {
 	statuses map[string]v1beta1.AcceleratorClassStatus
 	want     map[string]counts
 	agreeIn  time.Duration // how long after the churn the statuses agreed; <0 never
+	settled  bool          // the statuses agreed before the window
+	rss      string        // the reconciler's VmRSS after the run
 }
 
 type counts struct{ nodes, total, available int64 }
@@ -39,7 +43,8 @@ func (l *load) measure(ctx context.Context) (*report, error) {
 	// Let the controller write the first statuses of the new pods before
 	// counting, so the window measures steady churn.
 	progress("letting the statuses settle for %s", l.cfg.settle)
-	if _, err := l.waitAgree(ctx, l.cfg.settle); err != nil {
+	var err error
+	if rep.settled, err = l.waitAgree(ctx, l.cfg.settle); err != nil {
 		return nil, err
 	}
 	list, err := l.berth.OmeV1beta1().AcceleratorClasses().List(ctx, metav1.ListOptions{})
@@ -78,6 +83,7 @@ func (l *load) measure(ctx context.Context) (*report, error) {
 		rep.agreeIn = time.Since(stopped)
 	}
 	rep.statuses, rep.want, _ = l.compare(ctx)
+	rep.rss = l.reconcilerRSS()
 	return rep, err
 }
 
@@ -255,7 +261,8 @@ func (r *report) failures() []string {
 }
 
 func (r *report) print(w io.Writer) {
-	fmt.Fprintf(w, "\nAcceleratorClass status writes: %d kwok nodes, %d pods of 1 GPU, %d replaced in %s (%.1f/s), --accelerator-status-interval %s\n",
+	fmt.Fprintf(w, "\nthe statuses agreed with the API before the window: %t; berth-reconciler VmRSS after the run: %s\n", r.settled, r.rss)
+	fmt.Fprintf(w, "AcceleratorClass status writes: %d kwok nodes, %d pods of 1 GPU, %d replaced in %s (%.1f/s), --accelerator-status-interval %s\n",
 		r.cfg.nodes, r.cfg.pods, r.replaced, r.window.Round(time.Second), float64(r.replaced)/r.window.Seconds(), r.cfg.interval)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "class\twrites\twrites/min\tbound\tnodes\ttotal\tavailable\tAPI count (nodes/total/available)\tSelectorTooBroad\t")
@@ -281,4 +288,22 @@ func (r *report) print(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "statuses did NOT agree with the API's count within %s\n", r.cfg.settle)
 	}
+}
+
+// reconcilerRSS reads the reconciler's resident memory from /proc.
+func (l *load) reconcilerRSS() string {
+	p := l.rec.Process.Process()
+	if p == nil {
+		return "unknown"
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
