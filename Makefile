@@ -104,7 +104,7 @@ verify: ## Fail when generated files are stale or code is unformatted.
 
 .PHONY: test-unit
 test-unit: ## Unit tests of the pure packages (no control plane).
-	go test ./api/... ./selection/... ./merge/... ./modelmeta/... ./certs/... ./deploy/... ./webhook/... ./reconcile/... ./internal/hubtest/... ./cmd/...
+	go test ./api/... ./selection/... ./merge/... ./policy/... ./gpudiscovery/... ./modelmeta/... ./certs/... ./deploy/... ./webhook/... ./reconcile/... ./internal/hubtest/... ./internal/cli/... ./internal/objects/... ./internal/crddocs/... ./cmd/...
 
 .PHONY: test
 test: deps ## Everything: unit tests and the e2e suite against a real control plane.
