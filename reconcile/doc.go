@@ -60,8 +60,9 @@
 // The validating webhook denies a runtime whose priority ties with
 // another's, against a fresh read. Two runtimes created at the same moment
 // can still both pass. The reconciler re-checks every runtime whenever one
-// changes, with the same rule (selection.Index.PriorityConflicts: the
-// reconciler imports selection for this check only), and sets the
+// changes, with the same rule (selection.Index.PriorityConflicts; the
+// reconciler imports selection for this check, AcceleratorClass status
+// and discovery's node rule, never to decide placement), and sets the
 // condition PriorityConflict on both, naming the other; the gauge
 // berth_runtime_priority_conflicts counts them. Selection's tie-break
 // stays deterministic meanwhile (newest, then name).
