@@ -60,13 +60,20 @@ func AcceleratorResources(classes []*v1beta1.AcceleratorClass) []corev1.Resource
 func acceleratorNames(classes []*v1beta1.AcceleratorClass) []corev1.ResourceName {
 	names := wellKnownAccelerators
 	for _, c := range classes {
-		if c == nil {
-			continue
-		}
-		for _, r := range c.Spec.Resources {
-			if n := corev1.ResourceName(r.Name); n != "" && !containsResource(names, n) {
-				names = append(names[:len(names):len(names)], n)
-			}
+		names = addClassResources(names, c)
+	}
+	return names
+}
+
+// addClassResources adds to names the resources c names (a new slice only
+// when it adds one).
+func addClassResources(names []corev1.ResourceName, c *v1beta1.AcceleratorClass) []corev1.ResourceName {
+	if c == nil {
+		return names
+	}
+	for _, r := range c.Spec.Resources {
+		if n := corev1.ResourceName(r.Name); n != "" && !containsResource(names, n) {
+			names = append(names[:len(names):len(names)], n)
 		}
 	}
 	return names
@@ -125,16 +132,15 @@ func perHourMilli(c *v1beta1.AcceleratorClass) int64 {
 
 // serviceCost sums, per component, its accelerators (roleTotals: per
 // role, as Accelerators counts them) × its class's perHour, in
-// thousandths, with one "8 × nvidia-h100-80gb at 4/hour" part per
-// component that costs something.
-func serviceCost(in *Service, roleTotals []int64) (milli int64, parts []string) {
-	var done []string // components counted
+// thousandths. With parts, it also says one "8 × nvidia-h100-80gb at
+// 4/hour" per component that costs something (only a violation's message
+// needs them).
+func serviceCost(in *Service, roleTotals []int64, withParts bool) (milli int64, parts []string) {
 	for i := range in.Roles {
 		comp := in.Roles[i].Topology.Component
-		if containsString(done, comp) {
+		if componentSeen(in.Roles[:i], comp) {
 			continue
 		}
-		done = append(done, comp)
 		cl := classFor(in.Classes, comp)
 		rate := perHourMilli(cl)
 		if rate == 0 {
@@ -150,14 +156,17 @@ func serviceCost(in *Service, roleTotals []int64) (milli int64, parts []string) 
 			continue
 		}
 		milli += n * rate
-		parts = append(parts, itoa(n)+" × "+cl.Name+" at "+formatMilli(rate)+"/hour")
+		if withParts {
+			parts = append(parts, itoa(n)+" × "+cl.Name+" at "+formatMilli(rate)+"/hour")
+		}
 	}
 	return milli, parts
 }
 
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
+// componentSeen: one of roles is of component comp.
+func componentSeen(roles []merge.ComposedRole, comp string) bool {
+	for i := range roles {
+		if roles[i].Topology.Component == comp {
 			return true
 		}
 	}

@@ -49,7 +49,10 @@ type Set struct {
 // labels are the same.
 type nsEntry struct {
 	labels map[string]string
-	idx    []int // indexes into Set.policies
+	pols   []*compiled // the policies the labels select, in name order
+	// allServices: every one of pols applies to every service (no
+	// serviceSelector), so pols is what applicable returns, shared.
+	allServices bool
 }
 
 // maxCachedNamespaces bounds byNS; past it the cache starts over.
@@ -218,15 +221,18 @@ func (s *Set) For(sub Subject) []string {
 	return out
 }
 
-// applicable returns the policies that apply to sub, in name order.
+// applicable returns the policies that apply to sub, in name order. The
+// slice may be shared with other calls: read only.
 func (s *Set) applicable(sub Subject) []*compiled {
 	if s == nil || len(s.policies) == 0 || s.exempt[sub.Namespace] {
 		return nil
 	}
-	idx := s.namespaceMatches(sub)
-	out := make([]*compiled, 0, len(idx))
-	for _, i := range idx {
-		c := s.policies[i]
+	e := s.namespaceMatches(sub)
+	if e.allServices {
+		return e.pols
+	}
+	out := make([]*compiled, 0, len(e.pols))
+	for _, c := range e.pols {
 		if c.svcAll || (sub.ServiceLabels != nil && c.svcSel.Matches(labels.Set(sub.ServiceLabels))) {
 			out = append(out, c)
 		}
@@ -234,32 +240,31 @@ func (s *Set) applicable(sub Subject) []*compiled {
 	return out
 }
 
-// namespaceMatches gives the indexes of the policies whose namespace
-// selector matches sub, cached per namespace while its labels stay the
-// same.
-func (s *Set) namespaceMatches(sub Subject) []int {
+// namespaceMatches gives the policies whose namespace selector matches
+// sub, cached per namespace while its labels stay the same.
+func (s *Set) namespaceMatches(sub Subject) *nsEntry {
 	if sub.Namespace == "" {
-		var idx []int
-		for i, c := range s.policies {
+		e := &nsEntry{allServices: true}
+		for _, c := range s.policies {
 			if c.nsAll {
-				idx = append(idx, i)
+				e.add(c)
 			}
 		}
-		return idx
+		return e
 	}
 	if v, ok := s.byNS.Load(sub.Namespace); ok {
 		if e := v.(*nsEntry); sameLabels(e.labels, sub.NamespaceLabels) {
-			return e.idx
+			return e
 		}
 	}
-	idx := make([]int, 0, len(s.policies))
+	e := &nsEntry{allServices: true}
 	set := labels.Set(sub.NamespaceLabels)
-	for i, c := range s.policies {
+	for _, c := range s.policies {
 		if c.nsAll || c.nsSel.Matches(set) {
-			idx = append(idx, i)
+			e.add(c)
 		}
 	}
-	e := &nsEntry{labels: make(map[string]string, len(sub.NamespaceLabels)), idx: idx}
+	e.labels = make(map[string]string, len(sub.NamespaceLabels))
 	for k, v := range sub.NamespaceLabels {
 		e.labels[k] = v
 	}
@@ -272,7 +277,12 @@ func (s *Set) namespaceMatches(sub Subject) []int {
 		s.size++
 	}
 	s.mu.Unlock()
-	return idx
+	return e
+}
+
+func (e *nsEntry) add(c *compiled) {
+	e.pols = append(e.pols, c)
+	e.allServices = e.allServices && c.svcAll
 }
 
 func sameLabels(a, b map[string]string) bool {

@@ -29,8 +29,8 @@ func (s *Set) Gate(sub Subject, svc *v1beta1.InferenceService, inUse map[corev1.
 		}
 	}
 	g := &gate{set: s, svc: svc, namespace: sub.Namespace, inUse: inUse, minSvc: math.MaxInt64, minNS: math.MaxInt64, minCost: math.MaxInt64}
-	pols := s.applicable(sub)
-	g.pols = pols[:0] // filtered in place
+	pols := s.applicable(sub) // shared: read only
+	g.pols = make([]*compiled, 0, len(pols))
 	for _, c := range pols {
 		if !c.deny {
 			continue

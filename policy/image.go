@@ -2,6 +2,7 @@ package policy
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/berthdev/berth/api/policy/v1alpha1"
 	"github.com/berthdev/berth/policy/imageref"
@@ -32,9 +33,43 @@ type imageRef struct {
 	err               error
 }
 
+// readImage reads ref, from imageCache when it was read before: a
+// cluster's services use few distinct images, and Normalize's regular
+// expressions would otherwise run on every container of every check.
 func readImage(ref string) imageRef {
+	imageCache.mu.RLock()
+	im, ok := imageCache.m[ref]
+	imageCache.mu.RUnlock()
+	if ok {
+		return im
+	}
 	repo, suffix, err := imageref.Normalize(ref)
-	return imageRef{ref: ref, repo: repo, suffix: suffix, err: err}
+	im = imageRef{ref: ref, repo: repo, suffix: suffix, err: err}
+	imageCache.mu.Lock()
+	if len(imageCache.m) >= maxCachedImages {
+		clear(imageCache.m) // start over: bounded whatever the references
+	}
+	imageCache.m[ref] = im
+	imageCache.mu.Unlock()
+	return im
+}
+
+// imageCache remembers readings of image references (Normalize is pure,
+// so a reading never goes stale); shared by every Set, safe for
+// concurrent use, at most maxCachedImages entries.
+var imageCache = struct {
+	mu sync.RWMutex
+	m  map[string]imageRef
+}{m: map[string]imageRef{}}
+
+// maxCachedImages bounds imageCache; past it the cache starts over.
+const maxCachedImages = 4096
+
+// cachedImages is the number of references imageCache holds.
+func cachedImages() int {
+	imageCache.mu.RLock()
+	defer imageCache.mu.RUnlock()
+	return len(imageCache.m)
 }
 
 // check says why ref is not allowed, "" when it is: "image

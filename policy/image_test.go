@@ -1,7 +1,12 @@
 package policy
 
 import (
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/berthdev/berth/policy/imageref"
 )
 
 func TestImageRule(t *testing.T) {
@@ -23,5 +28,59 @@ func TestImageRule(t *testing.T) {
 		if got := r.check(tt.ref); got != tt.want {
 			t.Errorf("check(%q) = %q; want %q", tt.ref, got, tt.want)
 		}
+	}
+}
+
+// TestReadImageCache: a reference read again comes from the cache with the
+// same reading (errors included), and the cache never holds more than
+// maxCachedImages references.
+func TestReadImageCache(t *testing.T) {
+	for _, ref := range []string{"lmsysorg/sglang:v1", "x:", "ghcr.io/org/x@sha256:" + strings.Repeat("a", 64)} {
+		first, again := readImage(ref), readImage(ref)
+		if first.repo != again.repo || first.suffix != again.suffix || (first.err == nil) != (again.err == nil) {
+			t.Errorf("readImage(%q) = %+v, then %+v", ref, first, again)
+		}
+		repo, suffix, err := imageref.Normalize(ref)
+		if again.repo != repo || again.suffix != suffix || (err == nil) != (again.err == nil) {
+			t.Errorf("readImage(%q) = %+v; Normalize says %q %q %v", ref, again, repo, suffix, err)
+		}
+	}
+	for i := range 2*maxCachedImages + 10 {
+		readImage("registry.example.com/x:" + strconv.Itoa(i))
+		if n := cachedImages(); n > maxCachedImages {
+			t.Fatalf("after %d references the cache holds %d, above %d", i+1, n, maxCachedImages)
+		}
+	}
+}
+
+func TestReadImageConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 3000 {
+				ref := "ghcr.io/org/x:" + strconv.Itoa((i*7+g)%5000)
+				if im := readImage(ref); im.repo != "ghcr.io/org/x" || im.err != nil {
+					t.Errorf("readImage(%q) = %+v", ref, im)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestDescribeUse(t *testing.T) {
+	one := []resourceUse{{name: "nvidia.com/gpu", n: 24}}
+	if got, want := describeUse(one, 24), "24 nvidia.com/gpu"; got != want {
+		t.Errorf("describeUse(one) = %q; want %q", got, want)
+	}
+	var two []resourceUse
+	two = addUse(two, "nvidia.com/gpu", 8)
+	two = addUse(two, "amd.com/gpu", 10)
+	two = addUse(two, "amd.com/gpu", 6)
+	if got, want := describeUse(two, 24), "24 accelerators (16 amd.com/gpu, 8 nvidia.com/gpu)"; got != want {
+		t.Errorf("describeUse(two) = %q; want %q", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,23 +37,24 @@ type Service struct {
 // first time a policy needs them, so that 100 policies cost 100 rule
 // comparisons and not 100 countings.
 type serviceCheck struct {
-	in     *Service
-	svcRef string // "InferenceService <ns>/<name>"
+	in *Service
 
 	accDone    bool
-	acc        map[corev1.ResourceName]int64
-	total      int64
-	resources  []corev1.ResourceName // acc's keys, sorted
-	roleTotals []int64               // per role, its accelerators at MaxGroups
+	use        []resourceUse // what Accelerators counts, sorted by resource, each > 0
+	total      int64         // use summed
+	roleTotals []int64       // per role, its accelerators at MaxGroups
+	// Backing arrays of use and roleTotals for the usual sizes.
+	useBuf  [2]resourceUse
+	roleBuf [4]int64
 
 	costDone  bool
 	costMilli int64
-	costParts []string
 
 	imagesDone bool
 	images     []roleImage
 
-	components []string // the keys of in.Classes, sorted
+	componentsDone bool
+	components     []string // the keys of in.Classes, sorted
 }
 
 // roleImage is one container image of a composed role, read once.
@@ -65,27 +67,87 @@ type roleImage struct {
 	located   bool
 }
 
-func (sc *serviceCheck) accelerators() map[corev1.ResourceName]int64 {
-	if !sc.accDone {
-		sc.accDone = true
-		names := acceleratorNames(classList(sc.in.Classes))
-		sc.acc = map[corev1.ResourceName]int64{}
-		sc.roleTotals = make([]int64, len(sc.in.Roles))
-		for i := range sc.in.Roles {
-			sc.roleTotals[i] = addRole(sc.acc, &sc.in.Roles[i], names)
-		}
-		sc.total, sc.resources = sumValues(sc.acc), sortedResources(sc.acc)
-	}
-	return sc.acc
+// resourceUse is a service's accelerators of one resource.
+type resourceUse struct {
+	name corev1.ResourceName
+	n    int64
 }
 
-func (sc *serviceCheck) cost() (int64, []string) {
+// accelerators counts the service's accelerators once, as Accelerators
+// does, without a map: a check that breaks no budget needs only sums.
+func (sc *serviceCheck) accelerators() []resourceUse {
+	if sc.accDone {
+		return sc.use
+	}
+	sc.accDone = true
+	names := wellKnownAccelerators
+	for _, c := range sc.in.Classes {
+		names = addClassResources(names, c)
+	}
+	sc.use, sc.roleTotals = sc.useBuf[:0], sc.roleBuf[:0]
+	for i := range sc.in.Roles {
+		r := &sc.in.Roles[i]
+		var roleTotal int64
+		if r.Pod != nil {
+			pods := r.Pods(r.MaxGroups())
+			for _, n := range names {
+				if q := podRequest(&r.Pod.Spec, n) * pods; q > 0 {
+					sc.use = addUse(sc.use, n, q)
+					roleTotal += q
+				}
+			}
+		}
+		sc.roleTotals = append(sc.roleTotals, roleTotal)
+		sc.total += roleTotal
+	}
+	return sc.use
+}
+
+// addUse adds n of name to use, kept sorted by name.
+func addUse(use []resourceUse, name corev1.ResourceName, n int64) []resourceUse {
+	i := 0
+	for ; i < len(use) && use[i].name < name; i++ {
+	}
+	if i < len(use) && use[i].name == name {
+		use[i].n += n
+		return use
+	}
+	return slices.Insert(use, i, resourceUse{name: name, n: n})
+}
+
+// cost is the service's cost per hour in thousandths, counted once.
+func (sc *serviceCheck) cost() int64 {
 	if !sc.costDone {
 		sc.accelerators()
-		sc.costMilli, sc.costParts = serviceCost(sc.in, sc.roleTotals)
+		sc.costMilli, _ = serviceCost(sc.in, sc.roleTotals, false)
 		sc.costDone = true
 	}
-	return sc.costMilli, sc.costParts
+	return sc.costMilli
+}
+
+// costParts says what the cost is made of (a violation's message).
+func (sc *serviceCheck) costParts() []string {
+	sc.accelerators()
+	_, parts := serviceCost(sc.in, sc.roleTotals, true)
+	return parts
+}
+
+// svcRef is "InferenceService <ns>/<name>", for messages.
+func (sc *serviceCheck) svcRef() string {
+	ref := "InferenceService " + sc.in.Namespace + "/"
+	if sc.in.Service != nil {
+		ref += sc.in.Service.Name
+	}
+	return ref
+}
+
+// pinnedComponents are the components with a pinned class, sorted.
+func (sc *serviceCheck) pinnedComponents() []string {
+	if !sc.componentsDone {
+		sc.componentsDone = true
+		sc.components = sortedKeys(sc.in.Classes)
+	}
+	return sc.components
 }
 
 func (sc *serviceCheck) roleImages() []roleImage {
@@ -129,10 +191,7 @@ func (s *Set) CheckService(in Service) []Violation {
 	if len(pols) == 0 {
 		return nil
 	}
-	sc := &serviceCheck{in: &in, svcRef: "InferenceService " + in.Namespace + "/", components: sortedKeys(in.Classes)}
-	if in.Service != nil {
-		sc.svcRef += in.Service.Name
-	}
+	sc := &serviceCheck{in: &in}
 	var vs []Violation
 	for _, c := range pols {
 		vs = c.checkPlacement(sc, vs)
@@ -148,7 +207,7 @@ func (s *Set) CheckService(in Service) []Violation {
 func (c *compiled) checkPlacement(sc *serviceCheck, vs []Violation) []Violation {
 	in := sc.in
 	if c.classes != nil {
-		for _, comp := range sc.components {
+		for _, comp := range sc.pinnedComponents() {
 			cl := in.Classes[comp]
 			if cl == nil {
 				continue
@@ -202,21 +261,20 @@ func (c *compiled) checkBudgets(sc *serviceCheck, vs []Violation) []Violation {
 		return vs
 	}
 	in := sc.in
-	acc := sc.accelerators()
+	use := sc.accelerators()
 	if c.maxSvc != nil && sc.total > *c.maxSvc {
-		vs = append(vs, c.violation(RuleMaxAcceleratorsPerService, nil, sc.svcRef+" would use "+describeUse(acc)+", above the maximum of "+itoa(*c.maxSvc)+" per service"))
+		vs = append(vs, c.violation(RuleMaxAcceleratorsPerService, nil, sc.svcRef()+" would use "+describeUse(use, sc.total)+", above the maximum of "+itoa(*c.maxSvc)+" per service"))
 	}
 	if c.maxNS != nil {
-		for _, r := range sc.resources {
-			if why := namespaceOver(in.Namespace, r, in.NamespaceInUse[r], acc[r], *c.maxNS); why != "" {
+		for _, u := range use {
+			if why := namespaceOver(in.Namespace, u.name, in.NamespaceInUse[u.name], u.n, *c.maxNS); why != "" {
 				vs = append(vs, c.violation(RuleMaxAcceleratorsPerNamespace, nil, why))
 			}
 		}
 	}
 	if c.maxCost != nil {
-		milli, parts := sc.cost()
-		if max := c.maxCostMilli; milli > max {
-			vs = append(vs, c.violation(RuleMaxCostPerHour, nil, sc.svcRef+" would cost "+formatMilli(milli)+"/hour ("+strings.Join(parts, " + ")+"), above the maximum of "+formatMilli(max)+"/hour"))
+		if milli, max := sc.cost(), c.maxCostMilli; milli > max {
+			vs = append(vs, c.violation(RuleMaxCostPerHour, nil, sc.svcRef()+" would cost "+formatMilli(milli)+"/hour ("+strings.Join(sc.costParts(), " + ")+"), above the maximum of "+formatMilli(max)+"/hour"))
 		}
 	}
 	return vs
@@ -260,14 +318,6 @@ func (c *compiled) checkCommands(sc *serviceCheck, vs []Violation) []Violation {
 	return vs
 }
 
-func classList(m map[string]*v1beta1.AcceleratorClass) []*v1beta1.AcceleratorClass {
-	out := make([]*v1beta1.AcceleratorClass, 0, len(m))
-	for _, k := range sortedKeys(m) {
-		out = append(out, m[k])
-	}
-	return out
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -277,35 +327,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-func sortedResources(m map[corev1.ResourceName]int64) []corev1.ResourceName {
-	out := make([]corev1.ResourceName, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
-func sumValues(m map[corev1.ResourceName]int64) int64 {
-	var t int64
-	for _, v := range m {
-		t += v
-	}
-	return t
-}
-
 // describeUse: "24 nvidia.com/gpu", or "24 accelerators (16 amd.com/gpu,
-// 8 nvidia.com/gpu)" for several resources.
-func describeUse(m map[corev1.ResourceName]int64) string {
-	rs := sortedResources(m)
-	if len(rs) == 1 {
-		return itoa(m[rs[0]]) + " " + string(rs[0])
+// 8 nvidia.com/gpu)" for several resources (use sorted, total its sum).
+func describeUse(use []resourceUse, total int64) string {
+	if len(use) == 1 {
+		return itoa(use[0].n) + " " + string(use[0].name)
 	}
-	parts := make([]string, 0, len(rs))
-	for _, r := range rs {
-		parts = append(parts, itoa(m[r])+" "+string(r))
+	parts := make([]string, 0, len(use))
+	for _, u := range use {
+		parts = append(parts, itoa(u.n)+" "+string(u.name))
 	}
-	return itoa(sumValues(m)) + " accelerators (" + strings.Join(parts, ", ") + ")"
+	return itoa(total) + " accelerators (" + strings.Join(parts, ", ") + ")"
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
