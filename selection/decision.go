@@ -10,10 +10,13 @@ import (
 
 // Runtime is the chosen runtime.
 type Runtime struct {
-	Kind         string // "ServingRuntime" or "ClusterServingRuntime"
-	Name         string
-	Namespace    string // empty for ClusterServingRuntime
-	Spec         *v1beta1.ServingRuntimeSpec
+	Kind      string // "ServingRuntime" or "ClusterServingRuntime"
+	Name      string
+	Namespace string // empty for ClusterServingRuntime
+	Spec      *v1beta1.ServingRuntimeSpec
+	// Labels are the runtime object's labels (shared with the index: read
+	// only), what a ServingPolicy's runtimes rule may select by.
+	Labels       map[string]string
 	AutoSelected bool
 }
 
@@ -120,7 +123,7 @@ func (x *Index) SelectWith(isvc *v1beta1.InferenceService, opts SelectOptions) (
 	}
 	d := &Decision{
 		Model:                m.model,
-		Runtime:              Runtime{Kind: rc.e.kind, Name: rc.e.name, Namespace: rc.e.namespace, Spec: rc.e.spec, AutoSelected: rc.autoSelected},
+		Runtime:              Runtime{Kind: rc.e.kind, Name: rc.e.name, Namespace: rc.e.namespace, Spec: rc.e.spec, Labels: rc.e.labels, AutoSelected: rc.autoSelected},
 		AcceleratorAvailable: cc.available,
 		Protocol:             proto,
 		Explanation:          lb.lines(),
@@ -168,7 +171,7 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 	}
 	d := &Decision{
 		Model:    m.model,
-		Runtime:  Runtime{Kind: e.kind, Name: e.name, Namespace: e.namespace, Spec: e.spec},
+		Runtime:  Runtime{Kind: e.kind, Name: e.name, Namespace: e.namespace, Spec: e.spec, Labels: e.labels},
 		Protocol: requestedProtocol(isvc),
 	}
 	if e.disabled {
