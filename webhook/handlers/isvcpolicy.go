@@ -49,7 +49,7 @@ func (h *InferenceServices) policyViolations(isvc *v1beta1.InferenceService, d *
 		RuntimeKind:    d.Runtime.Kind,
 		RuntimeName:    d.Runtime.Name,
 		RuntimeSpec:    d.Runtime.Spec,
-		RuntimeLabels:  h.Policies.runtimeLabels(d.Runtime),
+		RuntimeLabels:  d.Runtime.Labels,
 		Classes:        classes,
 		Roles:          roles,
 		NamespaceInUse: h.namespaceInUse(isvc.Namespace, isvc.Name),

@@ -12,7 +12,6 @@ import (
 
 	v1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
 	"github.com/berthdev/berth/policy"
-	"github.com/berthdev/berth/selection"
 )
 
 // ServingPolicies (policy.berth.dev) are enforced at three points, on what
@@ -45,9 +44,11 @@ type PolicySource struct {
 	Set func() *policy.Set
 	// NamespaceLabels are a namespace's labels, nil when unknown.
 	NamespaceLabels func(namespace string) map[string]string
-	// RuntimeLabels are a runtime's labels (kind ServingRuntime or
-	// ClusterServingRuntime; namespace "" for the latter), nil when
-	// unknown: the runtimes rule may select runtimes by label.
+	// RuntimeLabels is no longer read: the decision carries its runtime's
+	// labels (selection.Runtime.Labels), those selection decided with.
+	//
+	// Deprecated: to be removed once webhook/app and internal/cli stop
+	// setting it.
 	RuntimeLabels func(kind, namespace, name string) map[string]string
 	// Observer, when set, counts violations (metrics).
 	Observer ViolationObserver
@@ -79,11 +80,14 @@ func (p *PolicySource) subject(namespace string, service map[string]string, abou
 	if aboutService {
 		sub.ServiceLabels = service
 		if sub.ServiceLabels == nil {
-			sub.ServiceLabels = map[string]string{}
+			sub.ServiceLabels = noLabels
 		}
 	}
 	return sub
 }
+
+// noLabels are the labels of a service without any; never written.
+var noLabels = map[string]string{}
 
 // verdict is what a set of violations does to a request.
 type verdict struct {
@@ -231,10 +235,3 @@ func forbiddenLines(explanation []string) []string {
 	return out
 }
 
-// runtimeLabels are the labels of the decided runtime.
-func (p *PolicySource) runtimeLabels(r selection.Runtime) map[string]string {
-	if p == nil || p.RuntimeLabels == nil {
-		return nil
-	}
-	return p.RuntimeLabels(r.Kind, r.Namespace, r.Name)
-}
