@@ -3,6 +3,7 @@ package policy
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +54,8 @@ type nsEntry struct {
 	// allServices: every one of pols applies to every service (no
 	// serviceSelector), so pols is what applicable returns, shared.
 	allServices bool
+	// gate is the namespace's gate policies, built by the first Gate.
+	gate atomic.Pointer[namespaceGate]
 }
 
 // maxCachedNamespaces bounds byNS; past it the cache starts over.
@@ -224,10 +227,10 @@ func (s *Set) For(sub Subject) []string {
 // applicable returns the policies that apply to sub, in name order. The
 // slice may be shared with other calls: read only.
 func (s *Set) applicable(sub Subject) []*compiled {
-	if s == nil || len(s.policies) == 0 || s.exempt[sub.Namespace] {
+	e := s.namespaceEntry(sub)
+	if e == nil {
 		return nil
 	}
-	e := s.namespaceMatches(sub)
 	if e.allServices {
 		return e.pols
 	}
@@ -238,6 +241,15 @@ func (s *Set) applicable(sub Subject) []*compiled {
 		}
 	}
 	return out
+}
+
+// namespaceEntry is sub's namespaceMatches, nil when no policy can apply
+// (no policies, or an exempt namespace).
+func (s *Set) namespaceEntry(sub Subject) *nsEntry {
+	if s == nil || len(s.policies) == 0 || s.exempt[sub.Namespace] {
+		return nil
+	}
+	return s.namespaceMatches(sub)
 }
 
 // namespaceMatches gives the policies whose namespace selector matches

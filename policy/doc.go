@@ -109,9 +109,16 @@
 // Compile does the parsing; For caches, per namespace, which policies its
 // labels select (until the labels change; at most 4096 namespaces, then
 // the cache starts over), so a check costs one label match per
-// service-selecting policy and the rules themselves. CheckService counts
-// a service's accelerators, cost and image references once, whatever the
-// number of policies. bench_test.go measures it: BenchmarkAdmission
+// service-selecting policy and the rules themselves; the namespace's gate
+// policies (Deny, with a rule the gate decides on) are sorted out once per
+// cached namespace, and a service gets a gate of its own only when a gate
+// policy with a serviceSelector selects it. CheckService counts a
+// service's accelerators (without maps), cost and image references once,
+// whatever the number of policies, and reads images only when an
+// applicable policy has an images rule; messages and cost breakdowns are
+// built only for a violation. Image references are read through a
+// process-wide cache of imageref.Normalize's readings (pure, so never
+// stale; at most 4096 references, then it starts over). bench_test.go measures it: BenchmarkAdmission
 // (selection, composition and CheckService with 0 and 100 policies),
 // BenchmarkCheckService, BenchmarkSelectWithGate, BenchmarkFor and
 // BenchmarkCompile, each with cpu-ns/op.

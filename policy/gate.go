@@ -3,6 +3,8 @@ package policy
 import (
 	"math"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	corev1 "k8s.io/api/core/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -28,30 +30,91 @@ func (s *Set) Gate(sub Subject, svc *v1beta1.InferenceService, inUse map[corev1.
 			sub.ServiceLabels = noLabels
 		}
 	}
-	g := &gate{set: s, svc: svc, namespace: sub.Namespace, inUse: inUse, minSvc: math.MaxInt64, minNS: math.MaxInt64, minCost: math.MaxInt64}
-	pols := s.applicable(sub) // shared: read only
-	g.pols = make([]*compiled, 0, len(pols))
-	for _, c := range pols {
-		if !c.deny {
-			continue
-		}
-		if c.classes != nil || c.runtimes != nil || c.maxSvc != nil || c.maxNS != nil || c.maxCost != nil {
-			g.pols = append(g.pols, c)
-		}
-		if c.classes != nil {
-			g.classPols = append(g.classPols, c)
-		}
-		if c.maxSvc != nil {
-			g.minSvc = min(g.minSvc, *c.maxSvc)
-		}
-		if c.maxNS != nil {
-			g.minNS = min(g.minNS, *c.maxNS)
-		}
-		if c.maxCost != nil {
-			g.minCost = min(g.minCost, c.maxCostMilli)
+	g := &gate{set: s, svc: svc, namespace: sub.Namespace, inUse: inUse}
+	e := s.namespaceEntry(sub)
+	if e == nil {
+		g.gateView = &gateView{minSvc: math.MaxInt64, minNS: math.MaxInt64, minCost: math.MaxInt64}
+		return g
+	}
+	// The namespace's gate is sorted out once per namespace entry; only a
+	// service that a gate-relevant policy selects by its labels needs its
+	// own.
+	ng := e.gate.Load()
+	if ng == nil {
+		ng = newNamespaceGate(e.pols)
+		e.gate.Store(ng)
+	}
+	g.gateView = ng.all
+	for _, c := range ng.bySelector {
+		if sub.ServiceLabels != nil && c.svcSel.Matches(labels.Set(sub.ServiceLabels)) {
+			g.gateView = newGateView(s.applicable(sub))
+			break
 		}
 	}
 	return g
+}
+
+// namespaceGate is a namespace's gate policies: the view of those that
+// apply to every service, and the gate-relevant ones with a
+// serviceSelector.
+type namespaceGate struct {
+	all        *gateView
+	bySelector []*compiled
+}
+
+func newNamespaceGate(pols []*compiled) *namespaceGate {
+	var every []*compiled
+	ng := &namespaceGate{}
+	for _, c := range pols {
+		switch {
+		case c.svcAll:
+			every = append(every, c)
+		case c.gates():
+			ng.bySelector = append(ng.bySelector, c)
+		}
+	}
+	ng.all = newGateView(every)
+	return ng
+}
+
+// gates: the policy takes part in a gate (Deny, with a rule the gate
+// decides on).
+func (c *compiled) gates() bool {
+	return c.deny && (c.classes != nil || c.runtimes != nil || c.maxSvc != nil || c.maxNS != nil || c.maxCost != nil)
+}
+
+// gateView is what a gate decides with: the Deny policies of the subject
+// with a rule the gate decides on, and the tightest budgets. Read only
+// once built (shared by the gates of a namespace).
+type gateView struct {
+	pols []*compiled // the Deny policies with a rule the gate decides on, by name
+	// classPols are those of pols with an acceleratorClasses rule; min*:
+	// the tightest budgets (MaxInt64 when none).
+	classPols              []*compiled
+	minSvc, minNS, minCost int64
+}
+
+func newGateView(pols []*compiled) *gateView {
+	v := &gateView{minSvc: math.MaxInt64, minNS: math.MaxInt64, minCost: math.MaxInt64}
+	for _, c := range pols {
+		if !c.gates() {
+			continue
+		}
+		v.pols = append(v.pols, c)
+		if c.classes != nil {
+			v.classPols = append(v.classPols, c)
+		}
+		if c.maxSvc != nil {
+			v.minSvc = min(v.minSvc, *c.maxSvc)
+		}
+		if c.maxNS != nil {
+			v.minNS = min(v.minNS, *c.maxNS)
+		}
+		if c.maxCost != nil {
+			v.minCost = min(v.minCost, c.maxCostMilli)
+		}
+	}
+	return v
 }
 
 // noLabels is the labels of a service that has none; never written.
@@ -62,11 +125,7 @@ type gate struct {
 	svc       *v1beta1.InferenceService
 	namespace string
 	inUse     map[corev1.ResourceName]int64
-	pols      []*compiled // the Deny policies with a rule the gate decides on, by name
-	// classPols are those of pols with an acceleratorClasses rule; min*:
-	// the tightest budgets (MaxInt64 when none).
-	classPols              []*compiled
-	minSvc, minNS, minCost int64
+	*gateView
 	// groupsOf is the runtime groups was counted for (selection asks
 	// about every class with the same chosen runtime).
 	groupsOf *v1beta1.ServingRuntimeSpec

@@ -46,6 +46,7 @@ type serviceCheck struct {
 	// Backing arrays of use and roleTotals for the usual sizes.
 	useBuf  [2]resourceUse
 	roleBuf [4]int64
+	compBuf [2]string
 
 	costDone  bool
 	costMilli int64
@@ -145,7 +146,11 @@ func (sc *serviceCheck) svcRef() string {
 func (sc *serviceCheck) pinnedComponents() []string {
 	if !sc.componentsDone {
 		sc.componentsDone = true
-		sc.components = sortedKeys(sc.in.Classes)
+		sc.components = sc.compBuf[:0]
+		for k := range sc.in.Classes {
+			sc.components = append(sc.components, k)
+		}
+		sort.Strings(sc.components)
 	}
 	return sc.components
 }
@@ -316,15 +321,6 @@ func (c *compiled) checkCommands(sc *serviceCheck, vs []Violation) []Violation {
 		vs = append(vs, c.violation(RuleAllowCommand, f, f.String()+": setting a container command is not allowed in namespace "+sc.in.Namespace))
 	}
 	return vs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // describeUse: "24 nvidia.com/gpu", or "24 accelerators (16 amd.com/gpu,

@@ -309,3 +309,24 @@ func TestGateFollowsClassUpdates(t *testing.T) {
 		}
 	}
 }
+
+// A gate policy with a serviceSelector forbids only for the services it
+// selects, whatever gate was built before for the namespace (the
+// namespace's gate is shared by services no such policy selects).
+func TestGateServiceSelector(t *testing.T) {
+	set := Compile([]*v1alpha1.ServingPolicy{
+		MakePolicy("gold").Services(map[string]string{"tier": "gold"}).Classes(allow("nvidia-h100-*")).Obj(),
+		MakePolicy("labels").Services(map[string]string{"tier": "gold"}).Require("team").Obj(),
+	}, Options{})
+	l4 := MakeClass("nvidia-l4").Obj()
+	use := selection.ClassUse{PerPod: 1, Pods: 1, Resource: gpu, Runtime: &v1beta1.ServingRuntimeSpec{EngineConfig: &v1beta1.EngineSpec{}}}
+	plain, gold := MakeService("team-a", "plain").Obj(), MakeService("team-a", "gold").Labels(map[string]string{"tier": "gold"}).Obj()
+	for i, tt := range []struct {
+		svc    *v1beta1.InferenceService
+		policy string
+	}{{plain, ""}, {gold, "ServingPolicy/gold"}, {plain, ""}, {gold, "ServingPolicy/gold"}} {
+		if p, _ := set.Gate(teamA, tt.svc, nil).Class(l4, use); p != tt.policy {
+			t.Errorf("%d: the gate of %s forbids by %q; want %q", i, tt.svc.Name, p, tt.policy)
+		}
+	}
+}
