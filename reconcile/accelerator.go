@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -113,14 +112,14 @@ func (a *AcceleratorStatusController) wire() {
 		DeleteFunc: a.classDeleted,
 	}))
 	nodes := a.kube.Core().V1().Nodes().Informer()
-	utilruntime.Must(nodes.SetTransform(stripNodeForCount))
+	utilruntime.Must(nodes.SetTransform(selection.StripNode))
 	must(nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { a.nodeUpdated(nil, o) },
 		UpdateFunc: a.nodeUpdated,
 		DeleteFunc: a.nodeDeleted,
 	}))
 	pods := a.pods.Core().V1().Pods().Informer()
-	utilruntime.Must(pods.SetTransform(stripPodForCount))
+	utilruntime.Must(pods.SetTransform(selection.StripPod))
 	must(pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    a.podChanged,
 		UpdateFunc: func(_, n any) { a.podChanged(n) },
@@ -291,46 +290,4 @@ func (a *AcceleratorStatusController) sync(ctx context.Context, name string) err
 	a.co.wrote(name, now)
 	a.mu.Unlock()
 	return nil
-}
-
-// stripNodeForCount keeps what counting reads: name, labels, accelerator
-// allocatable, the Ready condition and cordoning.
-func stripNodeForCount(obj any) (any, error) {
-	n, ok := obj.(*corev1.Node)
-	if !ok {
-		return obj, nil
-	}
-	out := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels, ResourceVersion: n.ResourceVersion, UID: n.UID}}
-	out.Status.Allocatable = corev1.ResourceList{}
-	for r, q := range n.Status.Allocatable {
-		if selection.IsAcceleratorResource(r) {
-			out.Status.Allocatable[r] = q
-		}
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
-		}
-	}
-	out.Spec.Unschedulable = n.Spec.Unschedulable
-	return out, nil
-}
-
-// stripPodForCount keeps a pod's name, node, phase and accelerator
-// requests: 5,000 full pods would dominate the reconciler's memory.
-func stripPodForCount(obj any) (any, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	out := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, ResourceVersion: p.ResourceVersion, UID: p.UID}}
-	out.Spec.NodeName, out.Status.Phase = p.Spec.NodeName, p.Status.Phase
-	if req := selection.PodAcceleratorRequests(p); len(req) > 0 {
-		c := corev1.Container{Name: "accelerators", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}
-		for r, v := range req {
-			c.Resources.Requests[r] = *resource.NewQuantity(v, resource.DecimalSI)
-		}
-		out.Spec.Containers = []corev1.Container{c}
-	}
-	return out, nil
 }

@@ -1,6 +1,7 @@
 package selection
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -311,7 +312,7 @@ func (x *Index) UpsertNode(info NodeInfo) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if old, ok := x.nodes[info.Name]; ok {
-		if sameLabels(old.info.Labels, info.Labels) {
+		if maps.Equal(old.info.Labels, info.Labels) {
 			x.account(old, -1)
 			old.info = info
 			x.account(old, +1)
@@ -433,18 +434,6 @@ func copyNodeInfo(in NodeInfo) NodeInfo {
 		out.Allocatable[k] = v
 	}
 	return out
-}
-
-func sameLabels(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func removeString(list []string, s string) []string {

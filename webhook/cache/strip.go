@@ -2,59 +2,16 @@ package cache
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berthdev/berth/selection"
 )
 
-// stripNode keeps what accelerator discovery and availability read: name,
-// labels, accelerator allocatable and readiness. With 10,000 nodes the full
-// objects (images, conditions, addresses) would dominate the webhook's memory.
-func stripNode(obj any) (any, error) {
-	n, ok := obj.(*corev1.Node)
-	if !ok {
-		return obj, nil // tombstones pass through
-	}
-	out := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-		Name: n.Name, Labels: n.Labels, ResourceVersion: n.ResourceVersion, UID: n.UID,
-	}}
-	out.Status.Allocatable = corev1.ResourceList{}
-	for name, q := range n.Status.Allocatable {
-		if IsAcceleratorResource(name) {
-			out.Status.Allocatable[name] = q
-		}
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
-		}
-	}
-	out.Spec.Unschedulable = n.Spec.Unschedulable
-	return out, nil
-}
-
-// stripPod keeps a pod's identity, node, phase and accelerator requests.
-func stripPod(obj any) (any, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	out := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-		Name: p.Name, Namespace: p.Namespace, ResourceVersion: p.ResourceVersion, UID: p.UID,
-	}}
-	out.Spec.NodeName = p.Spec.NodeName
-	out.Status.Phase = p.Status.Phase
-	req := PodAcceleratorRequests(p)
-	if len(req) > 0 {
-		c := corev1.Container{Name: "usage", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}
-		for name, v := range req {
-			c.Resources.Requests[name] = *resource.NewQuantity(v, resource.DecimalSI)
-		}
-		out.Spec.Containers = []corev1.Container{c}
-	}
-	return out, nil
-}
+// stripNode and stripPod are selection's transforms, shared with the
+// reconciler's AcceleratorClass status.
+var (
+	stripNode = selection.StripNode
+	stripPod  = selection.StripPod
+)
 
 // IsAcceleratorResource is selection.IsAcceleratorResource.
 func IsAcceleratorResource(name corev1.ResourceName) bool {
