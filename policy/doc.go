@@ -32,7 +32,10 @@
 //   - Outcome (Enforce): violations split by action as in Kubernetes'
 //     ValidatingAdmissionPolicyBinding: Deny messages refuse the request,
 //     Warn messages become admission warnings, Audit violations become
-//     audit annotations (one per policy, messages joined by "; ").
+//     audit annotations (one per policy, messages joined by "; "), keyed
+//     by AuditKey: the policy's name, or for a name longer than an
+//     annotation key may be (63 characters once the apiserver prefixes the
+//     webhook's name), its first 52 characters and a hash of the whole.
 //   - Gate: the policy as selection sees it while choosing
 //     (selection.Gate). Only policies with Deny take part: Warn and Audit
 //     never change what is chosen.

@@ -1,9 +1,12 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/berthdev/berth/api/policy/v1alpha1"
@@ -62,8 +65,8 @@ func sortViolations(vs []Violation) []Violation {
 }
 
 // Outcome splits violations by action: Deny messages, Warn messages,
-// Audit annotations (key: policy name, value: the messages joined by
-// "; ") and the audited violations (for a metric).
+// Audit annotations (key: AuditKey of the policy's name, value: the
+// messages joined by "; ") and the audited violations (for a metric).
 type Outcome struct {
 	Deny, Warn []string
 	Audit      map[string]string
@@ -85,10 +88,11 @@ func Enforce(vs []Violation) Outcome {
 				if o.Audit == nil {
 					o.Audit = map[string]string{}
 				}
-				if prev, ok := o.Audit[v.Policy]; ok {
-					o.Audit[v.Policy] = prev + "; " + v.Message
+				key := AuditKey(v.Policy)
+				if prev, ok := o.Audit[key]; ok {
+					o.Audit[key] = prev + "; " + v.Message
 				} else {
-					o.Audit[v.Policy] = v.Message
+					o.Audit[key] = v.Message
 				}
 				o.Audited = append(o.Audited, v)
 			}
@@ -100,3 +104,41 @@ func Enforce(vs []Violation) Outcome {
 // Denied joins the Deny messages into one admission message, one per line
 // after the first.
 func (o Outcome) Denied() string { return strings.Join(o.Deny, "\n") }
+
+// AuditKey is the audit annotation key of a policy's violations. The
+// apiserver prefixes a webhook's keys with the webhook's name and drops a
+// key for which "<webhook name>/<key>" is not a qualified name, so the key
+// is a qualified name's name part: at most 63 characters of letters,
+// digits, '-', '_' and '.', starting and ending with a letter or digit.
+// A ServingPolicy's name (a DNS subdomain: lower-case letters, digits, '-'
+// and '.', up to 253 characters) is its own key when it has at most 63
+// characters. A longer name is keyed by its first 52 characters (any
+// other character made '-', trailing '-', '_' and '.' dropped), "-" and
+// the first 10 hex digits of the name's SHA-256: stable, and different for
+// names that share their first 52 characters.
+func AuditKey(policy string) string {
+	if len(validation.IsQualifiedName(policy)) == 0 && !strings.Contains(policy, "/") {
+		return policy
+	}
+	sum := sha256.Sum256([]byte(policy))
+	hash := hex.EncodeToString(sum[:5])
+	prefix := []byte(policy[:min(len(policy), auditKeyPrefix)])
+	for i, b := range prefix {
+		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.') {
+			prefix[i] = '-'
+		}
+	}
+	kept := strings.Trim(string(prefix), "-_.")
+	if kept == "" {
+		return "servingpolicy-" + hash
+	}
+	return kept + "-" + hash
+}
+
+// auditKeyPrefix is how much of a long policy name AuditKey keeps: with
+// "-" and 10 hex digits, a key of 63 characters at most.
+const auditKeyPrefix = maxAuditKey - 11
+
+// maxAuditKey is a qualified name's name part's longest (apimachinery's
+// validation keeps its constant unexported).
+const maxAuditKey = 63

@@ -30,11 +30,12 @@ import (
 // A violation does what its policy's validationActions say: Deny refuses
 // the request listing every denying violation (a cause per violation, with
 // its field when known), Warn returns it as an admission warning, Audit
-// adds it to the request's audit event (AuditAnnotations, keyed by policy)
-// and counts it. Dry-run requests get the same answer. On UPDATE a
-// violation the stored object has too only warns (as Kubernetes' validation
-// ratcheting): a policy created after a service or runtime must not make
-// every later update of it fail; see ratchetViolations.
+// adds it to the request's audit event (AuditAnnotations, keyed by
+// policy.AuditKey of the policy's name) and counts it. Dry-run requests
+// get the same answer. On UPDATE a violation the stored object has too
+// only warns (as Kubernetes' validation ratcheting): a policy created
+// after a service or runtime must not make every later update of it fail;
+// see ratchetViolations.
 
 // PolicySource is what the handlers read of ServingPolicies. A nil source,
 // or one whose Set returns nil, enforces nothing.
@@ -234,4 +235,3 @@ func forbiddenLines(explanation []string) []string {
 	}
 	return out
 }
-
