@@ -37,7 +37,8 @@ type Service struct {
 // first time a policy needs them, so that 100 policies cost 100 rule
 // comparisons and not 100 countings.
 type serviceCheck struct {
-	in *Service
+	in      *Service // &service
+	service Service
 
 	accDone    bool
 	use        []resourceUse // what Accelerators counts, sorted by resource, each > 0
@@ -67,6 +68,9 @@ type roleImage struct {
 	field     *field.Path
 	located   bool
 }
+
+// knownComponents are the components, sorted.
+var knownComponents = []string{v1beta1.ComponentDecoder, v1beta1.ComponentEngine, v1beta1.ComponentRouter}
 
 // resourceUse is a service's accelerators of one resource.
 type resourceUse struct {
@@ -147,10 +151,20 @@ func (sc *serviceCheck) pinnedComponents() []string {
 	if !sc.componentsDone {
 		sc.componentsDone = true
 		sc.components = sc.compBuf[:0]
-		for k := range sc.in.Classes {
-			sc.components = append(sc.components, k)
+		// The usual keys looked up in sorted order: cheaper than ranging
+		// over the map and sorting.
+		for _, k := range knownComponents {
+			if _, ok := sc.in.Classes[k]; ok {
+				sc.components = append(sc.components, k)
+			}
 		}
-		sort.Strings(sc.components)
+		if len(sc.components) != len(sc.in.Classes) {
+			sc.components = sc.components[:0]
+			for k := range sc.in.Classes {
+				sc.components = append(sc.components, k)
+			}
+			sort.Strings(sc.components)
+		}
 	}
 	return sc.components
 }
@@ -196,7 +210,8 @@ func (s *Set) CheckService(in Service) []Violation {
 	if len(pols) == 0 {
 		return nil
 	}
-	sc := &serviceCheck{in: &in}
+	sc := &serviceCheck{service: in} // one allocation for both
+	sc.in = &sc.service
 	var vs []Violation
 	for _, c := range pols {
 		vs = c.checkPlacement(sc, vs)

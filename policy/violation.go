@@ -41,6 +41,9 @@ func (c *compiled) violation(rule string, f *field.Path, text string) Violation 
 // sortViolations orders by policy, then rule, then message, and drops
 // repeats (the same image in a leader's and a worker's pod).
 func sortViolations(vs []Violation) []Violation {
+	if len(vs) == 0 {
+		return nil
+	}
 	sort.SliceStable(vs, func(i, j int) bool {
 		a, b := &vs[i], &vs[j]
 		if a.Policy != b.Policy {
