@@ -164,6 +164,9 @@ func (g *gate) Class(cl *v1beta1.AcceleratorClass, use selection.ClassUse) (stri
 			}
 		}
 	}
+	if g.minSvc == math.MaxInt64 && g.minNS == math.MaxInt64 && g.minCost == math.MaxInt64 {
+		return "", "" // no budget: the service's groups need not be counted
+	}
 	n := use.PerPod * use.Pods * g.engineGroups(use.Runtime)
 	if n > g.minSvc {
 		for _, c := range g.pols {
