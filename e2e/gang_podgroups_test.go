@@ -25,17 +25,13 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/internal/devenv/fleet"
 	"github.com/berthdev/berth/internal/devenv/gang"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/reconcile"
 )
 
 const (
-	// pgNodeLabel and pgNodeTaint keep the nodes of one test to its pods.
-	pgNodeLabel = "berth.dev/e2e-podgroups"
-	pgNodeTaint = "berth.dev/e2e-podgroups"
-	volcanoCRD  = "podgroups.scheduling.volcano.sh"
+	volcanoCRD = "podgroups.scheduling.volcano.sh"
 )
 
 func pgDynamic(t *testing.T) dynamic.Interface {
@@ -325,39 +321,6 @@ func MakeRuntimeName(t *testing.T) string {
 	return createRuntime(t, MakeRuntime(uniqueName("e2e-gang-one")).Obj()).Name
 }
 
-// pgNode is a kwok H100 node (as the fleet's h100 pool) in node set set:
-// labelled and tainted so only the set's pods land on it.
-func pgNode(name, set string) *corev1.Node {
-	pool := fleet.Pool{Name: name, Count: 1, Labels: map[string]string{
-		"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559", "nvidia.com/gpu.count": "8",
-		"nvidia.com/gpu.compute.major": "9", "nvidia.com/gpu.compute.minor": "0", "nvidia.com/gpu.family": "hopper",
-		pgNodeLabel: set,
-	}, Allocatable: map[string]string{"cpu": "208", "memory": "2Ti", "pods": "110", "nvidia.com/gpu": "8"}}
-	n := (&fleet.Fleet{Pools: []fleet.Pool{pool}}).Nodes()[0]
-	n.Name, n.Labels["kubernetes.io/hostname"] = name, name
-	n.Spec.Taints = []corev1.Taint{{Key: pgNodeTaint, Value: set, Effect: corev1.TaintEffectNoSchedule}}
-	return &n
-}
-
-// createPGNodes creates n Ready nodes of set (deleted when the test ends).
-func createPGNodes(t *testing.T, n int, set string) {
-	t.Helper()
-	ctx := ctxT(t, 2*time.Minute)
-	var names []string
-	for range n {
-		node := pgNode("e2e-pg-"+set+"-"+rand.String(4), set)
-		_, err := env.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-		require.NoError(t, err)
-		names = append(names, node.Name)
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
-			defer cancel()
-			_ = env.Kube.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{})
-		})
-	}
-	require.NoError(t, fleet.WaitReady(ctx, env.Kube, names, time.Minute))
-}
-
 // multiNodeOnSet is a service of one group, a leader and 3 workers of 8
 // GPUs each (H100), on node set set, with the given schedulerName.
 func multiNodeOnSet(t *testing.T, ns, name, set, scheduler string) *v1beta1.InferenceService {
@@ -365,8 +328,8 @@ func multiNodeOnSet(t *testing.T, ns, name, set, scheduler string) *v1beta1.Infe
 	s := MakeService(ns, name).Runtime(rt.Name).Replicas(1).Obj()
 	s.Annotations = map[string]string{v1beta1.AnnotationAcceleratorClass: "nvidia-h100-80gb"}
 	s.Spec.Engine.SchedulerName = scheduler
-	s.Spec.Engine.NodeSelector = map[string]string{pgNodeLabel: set}
-	s.Spec.Engine.Tolerations = []corev1.Toleration{{Key: pgNodeTaint, Operator: corev1.TolerationOpEqual, Value: set, Effect: corev1.TaintEffectNoSchedule}}
+	s.Spec.Engine.NodeSelector = map[string]string{gangNodeLabel: set}
+	s.Spec.Engine.Tolerations = []corev1.Toleration{{Key: gangNodeTaint, Operator: corev1.TolerationOpEqual, Value: set, Effect: corev1.TaintEffectNoSchedule}}
 	return s
 }
 
@@ -391,7 +354,7 @@ func bound(t *testing.T, ns, name string) (n, pods int) {
 func TestGangCoschedulingAllOrNothing(t *testing.T) {
 	ns := lifecycleNamespace(t, "e2e-gang-cos")
 	set := rand.String(5)
-	createPGNodes(t, 3, set)
+	createGangNodes(t, 3, set)
 	createService(t, multiNodeOnSet(t, ns, "mn", set, gang.SchedulerName))
 
 	pg := waitPodGroup(t, gang.CoschedulingPodGroupGVR, ns, "mn-engine-0", "minMember 4", func(u *unstructured.Unstructured) bool {
@@ -418,7 +381,7 @@ func TestGangCoschedulingAllOrNothing(t *testing.T) {
 	}
 
 	start := time.Now()
-	createPGNodes(t, 1, set)
+	createGangNodes(t, 1, set)
 	for {
 		n, _ := bound(t, ns, "mn")
 		if n == 4 {
@@ -431,7 +394,7 @@ func TestGangCoschedulingAllOrNothing(t *testing.T) {
 
 	t.Run("control: the default scheduler binds 3", func(t *testing.T) {
 		set := rand.String(5)
-		createPGNodes(t, 3, set)
+		createGangNodes(t, 3, set)
 		createService(t, multiNodeOnSet(t, ns, "ctl", set, ""))
 		waitFor(t, ns, "3 of 4 pods bound under the default scheduler", func() bool {
 			n, pods := bound(t, ns, "ctl")

@@ -148,25 +148,19 @@ func (w *GangPodWrapper) PodGroup(group string) *GangPodWrapper {
 // Obj returns a copy of the pod.
 func (w *GangPodWrapper) Obj() *corev1.Pod { return w.pod.DeepCopy() }
 
-// gangNode is a kwok node with 8 free nvidia.com/gpu, as internal/devenv/
-// fleet makes one, in node set set (label and taint).
+// gangNode is a kwok H100 node with 8 free nvidia.com/gpu, as the fleet's
+// h100 pool makes one, in node set set: labelled and tainted so only the
+// set's pods land on it.
 func gangNode(name, set string) *corev1.Node {
-	res := corev1.ResourceList{
-		corev1.ResourceCPU: resource.MustParse("96"), corev1.ResourceMemory: resource.MustParse("1Ti"),
-		corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8"),
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name,
-			Labels: map[string]string{
-				"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok",
-				gangNodeLabel: set,
-			},
-			Annotations: map[string]string{fleet.KwokAnnotation: fleet.KwokValue},
-		},
-		Spec:   corev1.NodeSpec{Taints: []corev1.Taint{{Key: gangNodeTaint, Value: set, Effect: corev1.TaintEffectNoSchedule}}},
-		Status: corev1.NodeStatus{Capacity: res.DeepCopy(), Allocatable: res.DeepCopy()},
-	}
+	pool := fleet.Pool{Name: name, Count: 1, Labels: map[string]string{
+		"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559", "nvidia.com/gpu.count": "8",
+		"nvidia.com/gpu.compute.major": "9", "nvidia.com/gpu.compute.minor": "0", "nvidia.com/gpu.family": "hopper",
+		gangNodeLabel: set,
+	}, Allocatable: map[string]string{"cpu": "208", "memory": "2Ti", "pods": "110", "nvidia.com/gpu": "8"}}
+	n := (&fleet.Fleet{Pools: []fleet.Pool{pool}}).Nodes()[0]
+	n.Name, n.Labels["kubernetes.io/hostname"] = name, name
+	n.Spec.Taints = []corev1.Taint{{Key: gangNodeTaint, Value: set, Effect: corev1.TaintEffectNoSchedule}}
+	return &n
 }
 
 // ---------------------------------------------------------------------------
