@@ -61,7 +61,6 @@ func newWorld(set *objects.Set, downloader string) *world {
 	src := &handlers.PolicySource{
 		Set:             func() *policy.Set { return pol },
 		NamespaceLabels: set.NamespaceLabels,
-		RuntimeLabels:   set.RuntimeLabels,
 	}
 	profiles := set.ProfileLister()
 	services := objects.ServiceLister(set.InferenceServices...)

@@ -91,23 +91,3 @@ func (s *Set) NamespaceLabels(name string) map[string]string {
 	}
 	return nil
 }
-
-// RuntimeLabels are the labels of a runtime of the set (kind
-// ServingRuntime or ClusterServingRuntime), nil when it has none.
-func (s *Set) RuntimeLabels(kind, namespace, name string) map[string]string {
-	switch kind {
-	case selection.KindServingRuntime:
-		for _, o := range s.ServingRuntimes {
-			if o.Namespace == namespace && o.Name == name {
-				return o.Labels
-			}
-		}
-	case selection.KindClusterServingRuntime:
-		for _, o := range s.ClusterServingRuntimes {
-			if o.Name == name {
-				return o.Labels
-			}
-		}
-	}
-	return nil
-}

@@ -112,7 +112,7 @@ func Routes(c *cache.Cache, live Live, obs handlers.DecisionObserver, downloader
 	if v, ok := obs.(handlers.ViolationObserver); ok {
 		violations = v
 	}
-	policies := &handlers.PolicySource{Set: c.Policies.Set, NamespaceLabels: c.Policies.NamespaceLabels, RuntimeLabels: c.RuntimeLabels, Observer: violations}
+	policies := &handlers.PolicySource{Set: c.Policies.Set, NamespaceLabels: c.Policies.NamespaceLabels, Observer: violations}
 	isvc := &handlers.InferenceServices{Index: c.Index, Profiles: c.Profiles, Retry: handlers.DefaultRetry, Observer: obs, DownloaderImage: downloader,
 		Policies: policies, Services: c.InferenceService, ServicesVersion: c.ServicesVersion}
 	if c.Secrets != nil {

@@ -230,23 +230,6 @@ func register[T interface {
 	return nil
 }
 
-// RuntimeLabels are the labels of a cached runtime (kind
-// selection.KindServingRuntime or KindClusterServingRuntime), which the
-// runtimes rule of a ServingPolicy may select on; nil when not cached.
-func (c *Cache) RuntimeLabels(kind, namespace, name string) map[string]string {
-	switch kind {
-	case selection.KindServingRuntime:
-		if sr, err := c.servingRuntimes.ServingRuntimes(namespace).Get(name); err == nil {
-			return sr.Labels
-		}
-	case selection.KindClusterServingRuntime:
-		if csr, err := c.clusterRuntimes.Get(name); err == nil {
-			return csr.Labels
-		}
-	}
-	return nil
-}
-
 // ServicesVersion changes whenever the cache sees an InferenceService
 // added, changed or deleted: what is derived from all services of a
 // namespace (the accelerators in use, for namespace budgets) stays valid

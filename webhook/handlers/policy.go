@@ -45,12 +45,6 @@ type PolicySource struct {
 	Set func() *policy.Set
 	// NamespaceLabels are a namespace's labels, nil when unknown.
 	NamespaceLabels func(namespace string) map[string]string
-	// RuntimeLabels is no longer read: the decision carries its runtime's
-	// labels (selection.Runtime.Labels), those selection decided with.
-	//
-	// Deprecated: to be removed once webhook/app and internal/cli stop
-	// setting it.
-	RuntimeLabels func(kind, namespace, name string) map[string]string
 	// Observer, when set, counts violations (metrics).
 	Observer ViolationObserver
 
