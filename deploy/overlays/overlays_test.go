@@ -423,6 +423,8 @@ func TestReconcilerRBAC(t *testing.T) {
 	add("", []string{"ome.io/acceleratorclasses/status"}, []string{"patch"})
 	add("", []string{"/nodes"}, readVerbs)
 	add("", []string{"kueue.x-k8s.io/resourceflavors"}, []string{"get", "list", "watch", "create", "update"})
+	// AcceleratorClass status: nodes, totals and availability written.
+	add("", []string{"ome.io/acceleratorclasses/status"}, []string{"get", "update"})
 	assert.ElementsMatch(t, want, got)
 
 	var d appsv1.Deployment
