@@ -106,23 +106,7 @@ func requestedProtocol(isvc *v1beta1.InferenceService) v1beta1.ProtocolVersion {
 func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntry, proto v1beta1.ProtocolVersion, gate Gate) (*runtimeChoice, *Error) {
 	svc := serviceRef(isvc)
 	if ref := isvc.Spec.Runtime; ref != nil && ref.Name != "" {
-		e, err := x.lookupRuntimeLocked(isvc, ref)
-		if err != nil {
-			return nil, err
-		}
-		c := e.check(m, proto)
-		if !c.ok && !c.sizeUnknown {
-			return nil, &Error{Code: CodeRuntimeIncompatible, Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason.String() + "; fix the runtime or remove spec.runtime to auto-select one"}
-		}
-		if gate != nil {
-			if policy, why := gate.Runtime(e.kind, e.name, e.labels); policy != "" {
-				return nil, &Error{Code: CodeForbiddenByPolicy, Reason: svc + ": spec.runtime.name: " + e.ref + " is " + forbiddenWhy(policy, why) + "; name an allowed runtime or remove spec.runtime to auto-select one"}
-			}
-		}
-		if c.sizeUnknown {
-			return &runtimeChoice{e: e, warnings: []string{m.model.Ref() + " declares no spec.modelParameterSize, so it was not checked against the size range " + e.sizesText + " of " + e.ref}}, nil
-		}
-		return &runtimeChoice{e: e}, nil
+		return x.namedRuntimeLocked(isvc, ref, m, proto, gate)
 	}
 
 	// Cluster runtimes first: "ClusterServingRuntime/..." lines sort before
@@ -192,6 +176,30 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		return nil, &Error{Code: CodeNoRuntime, Reason: reason, Candidates: losers}
 	}
 	return &runtimeChoice{e: sc.cands[best].e, autoSelected: true, scratch: sc}, nil
+}
+
+// namedRuntimeLocked checks the runtime spec.runtime names: it must serve
+// the model (autoSelect is not required; an unknown model size is a
+// warning) and no policy may forbid it.
+func (x *Index) namedRuntimeLocked(isvc *v1beta1.InferenceService, ref *v1beta1.ServingRuntimeRef, m *modelEntry, proto v1beta1.ProtocolVersion, gate Gate) (*runtimeChoice, *Error) {
+	svc := serviceRef(isvc)
+	e, err := x.lookupRuntimeLocked(isvc, ref)
+	if err != nil {
+		return nil, err
+	}
+	c := e.check(m, proto)
+	if !c.ok && !c.sizeUnknown {
+		return nil, &Error{Code: CodeRuntimeIncompatible, Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason.String() + "; fix the runtime or remove spec.runtime to auto-select one"}
+	}
+	if gate != nil {
+		if policy, why := gate.Runtime(e.kind, e.name, e.labels); policy != "" {
+			return nil, &Error{Code: CodeForbiddenByPolicy, Reason: svc + ": spec.runtime.name: " + e.ref + " is " + forbiddenWhy(policy, why) + "; name an allowed runtime or remove spec.runtime to auto-select one"}
+		}
+	}
+	if c.sizeUnknown {
+		return &runtimeChoice{e: e, warnings: []string{m.model.Ref() + " declares no spec.modelParameterSize, so it was not checked against the size range " + e.sizesText + " of " + e.ref}}, nil
+	}
+	return &runtimeChoice{e: e}, nil
 }
 
 // runtimeLoser is a runtime that lost and why, kept as parts until the
