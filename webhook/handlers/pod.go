@@ -144,23 +144,9 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	if err != nil {
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
 	}
-	ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]
-	kind, name, ok := strings.Cut(ref, "/")
-	if !ok {
-		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the service has no resolved runtime (annotation %s); it was admitted without berth's webhook or its pin was removed — re-apply the InferenceService so berth resolves it", who, v1beta1.AnnotationResolvedRuntime))
-	}
-	component := pod.Labels[v1beta1.LabelComponent]
-	if component == "" {
-		component = v1beta1.ComponentEngine
-	}
-	switch component {
-	case v1beta1.ComponentEngine, v1beta1.ComponentDecoder, v1beta1.ComponentRouter:
-	default:
-		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: label %s=%q is not engine, decoder or router", who, v1beta1.LabelComponent, component))
-	}
-	d, err := h.resolve(isvc, kind, name, component)
-	if err != nil {
-		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the pinned decision no longer resolves: %v", who, err))
+	component, d, deny := h.pinnedFor(isvc, &pod, who)
+	if deny != nil {
+		return deny
 	}
 	group, err := merge.GroupIdentityFromPod(&pod)
 	if err != nil {
@@ -209,6 +195,30 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 		resp.AuditAnnotations = v.audit
 	}
 	return resp
+}
+
+// pinnedFor is the pod's component and the decision its service pinned
+// for it, or the denial saying why there is none.
+func (h *Pods) pinnedFor(isvc *v1beta1.InferenceService, pod *corev1.Pod, who string) (string, *selection.Decision, *admissionv1.AdmissionResponse) {
+	ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]
+	kind, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return "", nil, admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the service has no resolved runtime (annotation %s); it was admitted without berth's webhook or its pin was removed — re-apply the InferenceService so berth resolves it", who, v1beta1.AnnotationResolvedRuntime))
+	}
+	component := pod.Labels[v1beta1.LabelComponent]
+	if component == "" {
+		component = v1beta1.ComponentEngine
+	}
+	switch component {
+	case v1beta1.ComponentEngine, v1beta1.ComponentDecoder, v1beta1.ComponentRouter:
+	default:
+		return "", nil, admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: label %s=%q is not engine, decoder or router", who, v1beta1.LabelComponent, component))
+	}
+	d, err := h.resolve(isvc, kind, name, component)
+	if err != nil {
+		return "", nil, admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the pinned decision no longer resolves: %v", who, err))
+	}
+	return component, d, nil
 }
 
 // podPolicies checks the composed pod against the ServingPolicies of its
