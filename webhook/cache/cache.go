@@ -26,6 +26,7 @@ import (
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
+	berthv1beta1 "github.com/berthdev/berth/api/client/informers/externalversions/api/v1beta1"
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/selection"
@@ -111,46 +112,12 @@ func New(berthClient versioned.Interface, kubeClient kubernetes.Interface, meta 
 		return nil, fmt.Errorf("register event handler: %w", err)
 	}
 
-	x := c.Index
-	if err := register(v.ServingRuntimes().Informer(), func(o *v1beta1.ServingRuntime) { x.UpsertServingRuntime(o) },
-		func(ns, name string) { x.DeleteServingRuntime(ns, name) }); err != nil {
+	if err := feedKinds(v, c.Index); err != nil {
 		return nil, err
 	}
-	if err := register(v.ClusterServingRuntimes().Informer(), func(o *v1beta1.ClusterServingRuntime) { x.UpsertClusterServingRuntime(o) },
-		func(_, name string) { x.DeleteClusterServingRuntime(name) }); err != nil {
-		return nil, err
-	}
-	if err := register(v.BaseModels().Informer(), func(o *v1beta1.BaseModel) { x.UpsertBaseModel(o) },
-		func(ns, name string) { x.DeleteBaseModel(ns, name) }); err != nil {
-		return nil, err
-	}
-	if err := register(v.ClusterBaseModels().Informer(), func(o *v1beta1.ClusterBaseModel) { x.UpsertClusterBaseModel(o) },
-		func(_, name string) { x.DeleteClusterBaseModel(name) }); err != nil {
-		return nil, err
-	}
-	if err := register(v.AcceleratorClasses().Informer(), func(o *v1beta1.AcceleratorClass) { x.UpsertAcceleratorClass(o) },
-		func(_, name string) { x.DeleteAcceleratorClass(name) }); err != nil {
-		return nil, err
-	}
-
 	nodes := nodeFactory.Core().V1().Nodes().Informer()
-	if err := nodes.SetTransform(stripNode); err != nil {
-		return nil, err
-	}
-	if err := register(nodes, func(n *corev1.Node) { x.UpsertNode(NodeInfo(n)) }, func(_, name string) { x.DeleteNode(name) }); err != nil {
-		return nil, err
-	}
 	pods := podFactory.Core().V1().Pods().Informer()
-	if err := pods.SetTransform(stripPod); err != nil {
-		return nil, err
-	}
-	if err := register(pods, func(p *corev1.Pod) {
-		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			x.DeletePodUsage(p.Namespace + "/" + p.Name)
-			return
-		}
-		x.SetPodUsage(p.Namespace+"/"+p.Name, p.Spec.NodeName, PodAcceleratorRequests(p))
-	}, func(ns, name string) { x.DeletePodUsage(ns + "/" + name) }); err != nil {
+	if err := feedFleet(nodes, pods, c.Index); err != nil {
 		return nil, err
 	}
 
@@ -170,6 +137,56 @@ func New(berthClient versioned.Interface, kubeClient kubernetes.Interface, meta 
 	}
 	c.kubeFactories = []informers.SharedInformerFactory{nodeFactory, podFactory}
 	return c, nil
+}
+
+// feedKinds keeps the index's runtimes, models and classes in step with
+// their informers.
+func feedKinds(v berthv1beta1.Interface, x *selection.Index) error {
+	if err := register(v.ServingRuntimes().Informer(), func(o *v1beta1.ServingRuntime) { x.UpsertServingRuntime(o) },
+		func(ns, name string) { x.DeleteServingRuntime(ns, name) }); err != nil {
+		return err
+	}
+	if err := register(v.ClusterServingRuntimes().Informer(), func(o *v1beta1.ClusterServingRuntime) { x.UpsertClusterServingRuntime(o) },
+		func(_, name string) { x.DeleteClusterServingRuntime(name) }); err != nil {
+		return err
+	}
+	if err := register(v.BaseModels().Informer(), func(o *v1beta1.BaseModel) { x.UpsertBaseModel(o) },
+		func(ns, name string) { x.DeleteBaseModel(ns, name) }); err != nil {
+		return err
+	}
+	if err := register(v.ClusterBaseModels().Informer(), func(o *v1beta1.ClusterBaseModel) { x.UpsertClusterBaseModel(o) },
+		func(_, name string) { x.DeleteClusterBaseModel(name) }); err != nil {
+		return err
+	}
+	if err := register(v.AcceleratorClasses().Informer(), func(o *v1beta1.AcceleratorClass) { x.UpsertAcceleratorClass(o) },
+		func(_, name string) { x.DeleteAcceleratorClass(name) }); err != nil {
+		return err
+	}
+	return nil
+}
+
+// feedFleet keeps the index's nodes and pod usage in step with their
+// informers, through selection's transforms (StripNode, StripPod).
+func feedFleet(nodes, pods toolscache.SharedIndexInformer, x *selection.Index) error {
+	if err := nodes.SetTransform(stripNode); err != nil {
+		return err
+	}
+	if err := register(nodes, func(n *corev1.Node) { x.UpsertNode(NodeInfo(n)) }, func(_, name string) { x.DeleteNode(name) }); err != nil {
+		return err
+	}
+	if err := pods.SetTransform(stripPod); err != nil {
+		return err
+	}
+	if err := register(pods, func(p *corev1.Pod) {
+		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			x.DeletePodUsage(p.Namespace + "/" + p.Name)
+			return
+		}
+		x.SetPodUsage(p.Namespace+"/"+p.Name, p.Spec.NodeName, PodAcceleratorRequests(p))
+	}, func(ns, name string) { x.DeletePodUsage(ns + "/" + name) }); err != nil {
+		return err
+	}
+	return nil
 }
 
 // Start runs the informers until ctx is done.
