@@ -120,6 +120,13 @@ K8S_LDFLAGS  := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
                 -X k8s.io/component-base/version.gitMajor=1 \
                 -X k8s.io/component-base/version.gitMinor=34
 K8S_CMDS     := kube-apiserver kube-controller-manager kube-scheduler kubectl
+# The real node (internal/devenv/node) next to the kwok fleet: kubelet and
+# kube-proxy built like the servers, CoreDNS from its Go module, containerd,
+# runc and the CNI plugins from Debian.
+NODE_CMDS       := kubelet kube-proxy
+COREDNS_VERSION := v1.15.0
+COREDNS_BIN     := bin/coredns-$(COREDNS_VERSION)
+NODE_DEBS       := containerd runc containernetworking-plugins iptables conntrack
 KWOK_VERSION := v0.8.0
 KWOK_BIN     := bin/kwok-$(KWOK_VERSION)
 # helm (issue 15): renders and installs the chart in deploy/chart/berth (its
@@ -144,11 +151,27 @@ CERT_MANAGER_CMDS    := controller cainjector
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps
-deps: deps-etcd $(addprefix $(K8S_BIN)/,$(K8S_CMDS)) $(KWOK_BIN)/kwok $(addprefix $(SCHED_PLUGINS_BIN)/scheduler-plugins-,$(SCHED_PLUGINS_CMDS)) $(HELM_BIN)/helm $(addprefix $(CERT_MANAGER_BIN)/cert-manager-,$(CERT_MANAGER_CMDS)) ## Install etcd, build the Kubernetes binaries, kwok, scheduler-plugins, helm and cert-manager (only what is missing).
+deps: deps-etcd deps-node $(addprefix $(K8S_BIN)/,$(K8S_CMDS)) $(KWOK_BIN)/kwok $(addprefix $(SCHED_PLUGINS_BIN)/scheduler-plugins-,$(SCHED_PLUGINS_CMDS)) $(HELM_BIN)/helm $(addprefix $(CERT_MANAGER_BIN)/cert-manager-,$(CERT_MANAGER_CMDS)) ## Install etcd, build the Kubernetes binaries, kwok, scheduler-plugins, helm and cert-manager (only what is missing).
 
 .PHONY: deps-etcd
 deps-etcd:
 	@command -v etcd >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y etcd-server; }
+
+# The real node's parts. Debian's packages only where apt-get can run (root
+# or sudo); without them the local control plane runs the kwok fleet alone
+# and says why.
+.PHONY: deps-node
+deps-node: $(addprefix $(K8S_BIN)/,$(NODE_CMDS)) $(COREDNS_BIN)/coredns
+	@missing=""; for p in $(NODE_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null; then \
+	    $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
+	  else echo "deps-node: cannot install$$missing (not root, no sudo): the real node will not start"; fi; \
+	fi
+
+$(COREDNS_BIN)/coredns:
+	@mkdir -p $(COREDNS_BIN)
+	GOBIN=$(CURDIR)/$(COREDNS_BIN) go install github.com/coredns/coredns@$(COREDNS_VERSION)
 
 # The wrapper module pins k8s.io/kubernetes and its staging modules; a cold
 # build of the three servers takes about 9 minutes on 2 cores.

@@ -14,6 +14,7 @@ require (
 	github.com/ryszard/goskiplist v0.0.0-20150312221310-2dfbae5fcf46 // indirect
 	go.shabbyrobe.org/gocovmerge v0.0.0-20230507111327-fa4f82cfbf4d // indirect
 	golang.org/x/tools v0.49.0 // indirect
+	k8s.io/cri-api v0.34.4
 	sigs.k8s.io/gateway-api v1.1.0 // indirect
 )
 

@@ -1,6 +1,7 @@
 //go:build tools
 
-// Package kubebuild pins the Kubernetes commands the local control plane runs.
+// Package kubebuild pins the Kubernetes commands the local control plane
+// runs, and the real node's kubelet and kube-proxy.
 package kubebuild
 
 import (
@@ -8,4 +9,6 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/berthdev/berth/internal/devenv/gang"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/devenv/kwok"
+	"github.com/berthdev/berth/internal/devenv/node"
 	"github.com/berthdev/berth/internal/devenv/process"
 )
 
@@ -45,6 +46,9 @@ type Options struct {
 	Kubeconfig string
 	// OnStop runs when the environment stops (kind: delete the cluster).
 	OnStop func() error
+	// RealNode: also run a real node (package node) next to the kwok
+	// fleet, where this machine can. Default off.
+	RealNode RealNode
 }
 
 // Env is a running local environment.
@@ -69,6 +73,10 @@ type Env struct {
 	Components []Component
 	// Timings of each step, including those of the cluster.
 	Timings []cluster.Timing
+	// Node is the real node, nil when none runs; NodeErr says why not
+	// when one was asked for (Options.RealNode).
+	Node    *node.Node
+	NodeErr error
 }
 
 // Up starts everything. On error all that was started is stopped, and the
@@ -83,19 +91,31 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		return nil, err
 	}
 	env.Timings = append(env.Timings, cluster.Timing{Step: "binaries", Duration: time.Since(t)})
-	c, err := startCluster(ctx, opts, env.Binaries)
+	nodeIP := ""
+	if opts.RealNode != RealNodeOff {
+		if env.NodeErr = env.nodePreflight(opts); env.NodeErr != nil {
+			noNode(opts.Log, env.NodeErr)
+		} else {
+			nodeIP = node.GatewayIP
+		}
+	}
+	c, err := startCluster(ctx, opts, env.Binaries, nodeIP)
 	if err != nil {
 		return nil, fmt.Errorf("start the local control plane: %w", err)
 	}
 	env.Cluster = c
 	env.Timings = append(env.Timings, c.Timings...)
-	defer func() { // "return nil, err" clears env: stop through c
+	started := env
+	defer func() { // "return nil, err" clears env: stop through started
 		if err != nil {
-			c.Stop()
+			started.Stop()
 		}
 	}()
 	if err = env.install(ctx, opts); err != nil {
 		return nil, err
+	}
+	if nodeIP != "" {
+		env.startNode(ctx, opts)
 	}
 	for _, comp := range opts.Components {
 		t = time.Now()
@@ -137,7 +157,7 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // startCluster starts the control plane (or attaches to opts.Kubeconfig).
-func startCluster(ctx context.Context, opts Options, bins cluster.Binaries) (*cluster.Cluster, error) {
+func startCluster(ctx context.Context, opts Options, bins cluster.Binaries, nodeIP string) (*cluster.Cluster, error) {
 	copts := cluster.Options{
 		Binaries:   bins,
 		Stages:     kwok.Stages(),
@@ -146,6 +166,7 @@ func startCluster(ctx context.Context, opts Options, bins cluster.Binaries) (*cl
 		Log:        opts.Log,
 		Events:     opts.Events,
 		OnStop:     opts.OnStop,
+		NodeIP:     nodeIP,
 	}
 	if opts.Kubeconfig != "" {
 		return cluster.Attach(ctx, opts.Kubeconfig, copts)
@@ -222,9 +243,16 @@ func (env *Env) step(log io.Writer, name string, since time.Time) {
 	fmt.Fprintf(log, "berth: %-24s ready in %s\n", name, d.Round(10*time.Millisecond))
 }
 
-// Stop tears everything down: components first, then the control plane.
+// Stop tears everything down: the real node first (its pods, processes
+// and network), then the components and the control plane.
 func (env *Env) Stop() {
-	if env != nil && env.Cluster != nil {
+	if env == nil {
+		return
+	}
+	if env.Node != nil {
+		env.Node.Stop()
+	}
+	if env.Cluster != nil {
 		env.Cluster.Stop()
 	}
 }

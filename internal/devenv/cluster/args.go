@@ -26,12 +26,27 @@ func etcdArgs(dataDir string, clientPort, peerPort int) []string {
 	}
 }
 
-func apiserverArgs(p *pki, etcdURL string, port int, certDir string) []string {
+// apiserverArgs are kube-apiserver's flags. nodeIP is the real node's
+// address (Options.NodeIP), "" without one: then the apiserver listens on
+// 127.0.0.1 only, the "kubernetes" Service has no endpoints, and pods get
+// no service-account tokens (no pod runs). With one, pods on the node reach
+// the apiserver through the "kubernetes" Service at nodeIP, and the
+// ServiceAccount admission plugin mounts their tokens.
+func apiserverArgs(p *pki, etcdURL string, port int, certDir, nodeIP string) []string {
 	url := "https://127.0.0.1:" + strconv.Itoa(port)
+	bind, advertise, reconciler := "127.0.0.1", "127.0.0.1", "none"
+	admission := "--disable-admission-plugins=ServiceAccount"
+	if nodeIP != "" {
+		// 0.0.0.0: the host's processes keep dialling 127.0.0.1, pods dial
+		// nodeIP through the Service. The lease reconciler writes nodeIP
+		// into the "kubernetes" Service's endpoints.
+		bind, advertise, reconciler = "0.0.0.0", nodeIP, "lease"
+		admission = "--enable-admission-plugins=NodeRestriction"
+	}
 	return []string{
 		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + bind,
+		"--advertise-address=" + advertise,
 		"--secure-port=" + strconv.Itoa(port),
 		"--cert-dir=" + certDir,
 		"--tls-cert-file=" + p.CertFile,
@@ -42,13 +57,17 @@ func apiserverArgs(p *pki, etcdURL string, port int, certDir string) []string {
 		"--service-account-key-file=" + p.SAKeyFile,
 		"--service-account-signing-key-file=" + p.SAKeyFile,
 		"--service-cluster-ip-range=" + ServiceCIDR,
-		// Pods of the fake fleet never mount a token, and without this plugin
-		// a pod created right after its namespace does not wait for the
-		// "default" ServiceAccount (envtest does the same).
-		"--disable-admission-plugins=ServiceAccount",
+		// Without a real node: pods of the fake fleet never mount a token,
+		// and without the ServiceAccount plugin a pod created right after
+		// its namespace does not wait for the "default" ServiceAccount
+		// (envtest does the same).
+		admission,
 		"--allow-privileged=true",
 		"--profiling=false",
-		"--endpoint-reconciler-type=none",
+		"--endpoint-reconciler-type=" + reconciler,
+		"--kubelet-client-certificate=" + p.KubeletClientCert,
+		"--kubelet-client-key=" + p.KubeletClientKey,
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		// Debian's etcd 3.4 lacks RequestWatchProgress, so the watch cache
 		// refuses streaming watch-lists (kwok v0.8.0 uses them and ignores
 		// KUBE_FEATURE_WatchListClient): its reflectors then only see new pods

@@ -68,6 +68,11 @@ type Options struct {
 	// OnStop runs last in Stop: Attach uses it to delete the cluster it
 	// was given (kind). Its error is printed to Log.
 	OnStop func() error
+	// NodeIP is the address of a real node's pod network gateway (package
+	// node), "" for none. With it the apiserver also listens there for pods
+	// (through the "kubernetes" Service), its certificate covers it, and
+	// pods get service-account tokens. See apiserverArgs.
+	NodeIP string
 }
 
 func (o Options) withDefaults() Options {
@@ -146,7 +151,15 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		fmt.Fprintf(opts.Log, "berth: %-24s ready in %s\n", name, time.Since(since).Round(10*time.Millisecond))
 	}
 
-	if c.pki, err = writePKI(c.RunDir); err != nil {
+	var extraIPs []net.IP
+	if opts.NodeIP != "" {
+		ip := net.ParseIP(opts.NodeIP)
+		if ip == nil {
+			return nil, fmt.Errorf("cluster.Options.NodeIP %q is not an IP address", opts.NodeIP)
+		}
+		extraIPs = append(extraIPs, ip)
+	}
+	if c.pki, err = writePKI(c.RunDir, extraIPs...); err != nil {
 		return nil, fmt.Errorf("write certificates: %w", err)
 	}
 	c.CAPEM = c.pki.CAPEM
@@ -171,7 +184,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 
 	// kube-apiserver
 	t = time.Now()
-	api, err := c.start("kube-apiserver", opts.Binaries.APIServer, apiserverArgs(c.pki, etcdURL, apiPort, filepath.Join(c.RunDir, "apiserver-certs")))
+	api, err := c.start("kube-apiserver", opts.Binaries.APIServer, apiserverArgs(c.pki, etcdURL, apiPort, filepath.Join(c.RunDir, "apiserver-certs"), opts.NodeIP))
 	if err != nil {
 		return nil, err
 	}
@@ -484,4 +497,24 @@ func FreePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// NodeCredentials are the identities of a real node's processes (package
+// node): the kubelet's (system:node:NodeName), kube-proxy's and CoreDNS's
+// tokens, with the CA and the apiserver's address. Empty on an attached
+// cluster, whose nodes are its own.
+type NodeCredentials struct {
+	APIServerURL                           string
+	CAFile                                 string
+	CAPEM                                  []byte
+	KubeletToken, ProxyToken, CoreDNSToken string
+}
+
+// NodeCredentials returns the real node's identities (see the type).
+func (c *Cluster) NodeCredentials() NodeCredentials {
+	if c.pki == nil {
+		return NodeCredentials{}
+	}
+	return NodeCredentials{APIServerURL: c.APIServerURL, CAFile: c.pki.CAFile, CAPEM: c.CAPEM,
+		KubeletToken: c.pki.NodeToken, ProxyToken: c.pki.KubeProxyToken, CoreDNSToken: c.pki.CoreDNSToken}
 }

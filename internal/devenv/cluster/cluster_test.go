@@ -44,7 +44,7 @@ func TestArgsBindLoopbackOnly(t *testing.T) {
 	p := &pki{CAFile: "ca", CertFile: "crt", KeyFile: "key", SAKeyFile: "sa", TokensFile: "tok"}
 	all := map[string][]string{
 		"etcd":               etcdArgs("/d", 1, 2),
-		"kube-apiserver":     apiserverArgs(p, "http://127.0.0.1:1", 3, "/c"),
+		"kube-apiserver":     apiserverArgs(p, "http://127.0.0.1:1", 3, "/c", ""),
 		"kube-scheduler":     schedulerArgs("k", 4, "/c"),
 		"controller-manager": controllerManagerArgs("k", p, 5, "/c"),
 		"kwok":               kwokArgs("k", []string{"a.yaml", "b.yaml"}, 6),
@@ -69,6 +69,22 @@ func TestArgsBindLoopbackOnly(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(strings.Join(all["kwok"], " "), "--config="), "one --config per Stage file")
 	assert.Contains(t, all["sp-controller"], "--metricsAddr=0", "no metrics server (its default is :8080 on every address)")
 	assert.Contains(t, all["sp-controller"], "--enableLeaderElection=false")
+}
+
+// With a real node the apiserver also listens where pods reach it, and
+// advertises the node's gateway for the "kubernetes" Service; pods get
+// service-account tokens. Without one, no pod can mount a token.
+func TestAPIServerArgsWithRealNode(t *testing.T) {
+	p := &pki{CAFile: "ca", CertFile: "crt", KeyFile: "key", SAKeyFile: "sa", TokensFile: "tok", KubeletClientCert: "kc", KubeletClientKey: "kk"}
+	without := apiserverArgs(p, "http://127.0.0.1:1", 3, "/c", "")
+	assert.Contains(t, without, "--disable-admission-plugins=ServiceAccount")
+	assert.Contains(t, without, "--endpoint-reconciler-type=none")
+	with := apiserverArgs(p, "http://127.0.0.1:1", 3, "/c", "10.244.0.1")
+	assert.NotContains(t, with, "--disable-admission-plugins=ServiceAccount")
+	assert.Contains(t, with, "--advertise-address=10.244.0.1")
+	assert.Contains(t, with, "--bind-address=0.0.0.0")
+	assert.Contains(t, with, "--endpoint-reconciler-type=lease")
+	assert.Contains(t, with, "--kubelet-client-certificate=kc")
 }
 
 func TestMissingBinaries(t *testing.T) {

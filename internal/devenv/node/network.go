@@ -1,0 +1,109 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// sysctls the node needs: forwarding between the bridge and the host, and
+// bridged packets through iptables where br_netfilter exists.
+var sysctls = map[string]string{
+	"/proc/sys/net/ipv4/ip_forward":                 "1",
+	"/proc/sys/net/bridge/bridge-nf-call-iptables":  "1",
+	"/proc/sys/net/bridge/bridge-nf-call-ip6tables": "1",
+}
+
+// startNetwork removes what a killed run left, then makes the bridge with
+// the gateway address (CoreDNS binds it before any pod exists), the
+// unreachable route of the Service range, the sysctls and the CNI
+// configuration.
+func (n *Node) startNetwork(ctx context.Context) error {
+	_ = n.cleanupKernel() // leftovers of a killed run; errors: nothing to clean
+	for path, v := range sysctls {
+		if _, err := os.Stat(path); err != nil {
+			continue // br_netfilter absent: every service packet is masqueraded anyway
+		}
+		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
+			return fmt.Errorf("sysctl %s=%s: %w", strings.TrimPrefix(path, "/proc/sys/"), v, err)
+		}
+	}
+	ip := n.opts.Binaries.IP
+	for _, args := range [][]string{
+		{"link", "add", Bridge, "type", "bridge"},
+		{"addr", "add", GatewayIP + "/24", "dev", Bridge},
+		{"link", "set", Bridge, "up"},
+		// A packet for a Service that kube-proxy has no rule for (yet) must
+		// not follow the default route out of the machine.
+		{"route", "add", "unreachable", n.opts.ServiceCIDR},
+	} {
+		if err := runCmd(ctx, ip, args...); err != nil {
+			return err
+		}
+	}
+	return n.writeCNIConfig()
+}
+
+// writeCNIConfig writes the bridge network for containerd's CRI plugin:
+// host-local addresses from PodCIDR, the gateway on the bridge, outgoing
+// traffic masqueraded, hairpin so a pod reaches itself through a Service.
+func (n *Node) writeCNIConfig() error {
+	conf := map[string]any{
+		"cniVersion": "1.0.0",
+		"name":       "berth",
+		"plugins": []any{
+			map[string]any{
+				"type": "bridge", "bridge": Bridge, "isGateway": true, "ipMasq": true, "hairpinMode": true,
+				"ipam": map[string]any{
+					"type":    "host-local",
+					"ranges":  []any{[]any{map[string]any{"subnet": PodCIDR, "gateway": GatewayIP}}},
+					"routes":  []any{map[string]any{"dst": "0.0.0.0/0"}},
+					"dataDir": n.path("cni", "ipam"),
+				},
+			},
+			map[string]any{"type": "portmap", "capabilities": map[string]any{"portMappings": true}},
+		},
+	}
+	data, err := json.MarshalIndent(conf, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(n.path("cni", "net.d"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(n.path("cni", "net.d", "10-berth.conflist"), data, 0o644)
+}
+
+// cleanupKernel deletes the bridge, the route and kube-proxy's iptables
+// chains; each is attempted, and the errors of those that existed are
+// returned.
+func (n *Node) cleanupKernel() error {
+	ctx := context.Background()
+	var errs []string
+	if _, err := os.Stat("/sys/class/net/" + Bridge); err == nil {
+		if err := runCmd(ctx, n.opts.Binaries.IP, "link", "del", Bridge); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	_ = runCmd(ctx, n.opts.Binaries.IP, "route", "del", "unreachable", n.opts.ServiceCIDR)
+	if n.opts.Binaries.KubeProxy != "" {
+		// Removes the KUBE-* chains of every mode.
+		_ = runCmd(ctx, n.opts.Binaries.KubeProxy, "--cleanup", "--v=0")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("cleaning the node's network: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// runCmd runs a short command and returns its output in the error.
+func runCmd(ctx context.Context, bin string, args ...string) error {
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/berthdev/berth/internal/devenv/process"
+)
+
+// The real node's name, network and placement. They are fixed: one real
+// node per machine (see Lock).
+const (
+	// Name is the node's name (the kubelet's identity is system:node:Name).
+	Name = "berth-node"
+	// Bridge is the Linux bridge the pods' veths join.
+	Bridge = "berth0"
+	// PodCIDR is the pod network; GatewayIP, its first address, is the
+	// host's address on the bridge: the node's InternalIP, where pods reach
+	// the apiserver and CoreDNS.
+	PodCIDR   = "10.244.0.0/24"
+	GatewayIP = "10.244.0.1"
+	// ClusterDomain is the DNS domain CoreDNS serves.
+	ClusterDomain = "cluster.local"
+	// Label marks the node; Taint keeps pods that do not tolerate it away.
+	Label      = "node.berth.dev/real"
+	LabelValue = "true"
+)
+
+// Binaries are the executables of the real node.
+type Binaries struct {
+	Kubelet, KubeProxy, CoreDNS string // built by `make deps`
+	Containerd, Ctr, Runc       string // Debian's containerd and runc
+	CNIDir                      string // the CNI plugins (Debian: /usr/lib/cni)
+	IP, IPTables                string // iproute2, iptables
+}
+
+// Credentials are what the node's processes authenticate to the apiserver
+// with (cluster.Cluster.NodeCredentials).
+type Credentials struct {
+	APIServerURL string
+	CAFile       string
+	CAPEM        []byte
+	KubeletToken string
+	ProxyToken   string
+	CoreDNSToken string
+}
+
+// Options configure Start.
+type Options struct {
+	Binaries    Binaries
+	Credentials Credentials
+	// Kube is an admin client: Start waits for the node through it and
+	// gives CoreDNS its ClusterRole.
+	Kube kubernetes.Interface
+	// RunDir receives configuration, state and logs (under RunDir/node).
+	RunDir string
+	// Images are docker-archive tarballs (`make images`) loaded into
+	// containerd; PauseImage, the sandbox image, must be among them.
+	Images     []string
+	PauseImage string
+	// ServiceCIDR is the cluster's Service range (kube-proxy, the
+	// unreachable route).
+	ServiceCIDR string
+	// Timeout for each process to become ready. Default 90s.
+	Timeout time.Duration
+	// Log receives one line per step.
+	Log io.Writer
+}
+
+// Node is a running real node.
+type Node struct {
+	// Dir holds everything the node wrote (RunDir/node).
+	Dir string
+	// Images lists the image references loaded into containerd.
+	Images []string
+	// Timings of each step, in order.
+	Timings []Timing
+
+	opts     Options
+	mu       sync.Mutex
+	procs    map[string]*process.Process
+	order    []string
+	lock     *os.File
+	stopOnce sync.Once
+	socket   string // containerd's
+	stateDir string // under /run, removed by Stop
+}
+
+// Timing is how long one step of Start took.
+type Timing struct {
+	Step     string
+	Duration time.Duration
+}
+
+// Start brings the node up: network, containerd and its images, kubelet
+// (until the Node is Ready), kube-proxy and CoreDNS. On error everything
+// started is stopped and undone, and the error names the step.
+func Start(ctx context.Context, opts Options) (n *Node, err error) {
+	if opts.Timeout == 0 {
+		opts.Timeout = 90 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.Kube == nil || opts.RunDir == "" || opts.PauseImage == "" || opts.ServiceCIDR == "" {
+		return nil, errors.New("node.Start: Kube, RunDir, PauseImage and ServiceCIDR are required")
+	}
+	n = &Node{Dir: filepath.Join(opts.RunDir, "node"), opts: opts, procs: map[string]*process.Process{}}
+	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if n.lock, err = Lock(); err != nil {
+		return nil, err
+	}
+	started := n
+	defer func() {
+		if err != nil {
+			started.Stop()
+		}
+	}()
+	steps := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"node network", n.startNetwork},
+		{"containerd", n.startContainerd},
+		{"node images", n.loadImages},
+		{"kubelet", n.startKubelet},
+		{"kube-proxy", n.startProxy},
+		{"coredns", n.startCoreDNS},
+	}
+	begin := time.Now()
+	for _, s := range steps {
+		t := time.Now()
+		if err := s.run(ctx); err != nil {
+			return nil, fmt.Errorf("real node: %s: %w", s.name, err)
+		}
+		n.step(s.name, t)
+	}
+	n.step("real node", begin)
+	return n, nil
+}
+
+func (n *Node) step(name string, since time.Time) {
+	d := time.Since(since)
+	n.Timings = append(n.Timings, Timing{name, d})
+	fmt.Fprintf(n.opts.Log, "berth: %-24s ready in %s\n", name, d.Round(10*time.Millisecond))
+}
+
+// path joins elem onto the node's folder.
+func (n *Node) path(elem ...string) string {
+	return filepath.Join(append([]string{n.Dir}, elem...)...)
+}
+
+// run starts one of the node's processes, its log in the node's folder.
+func (n *Node) run(name, bin string, args []string, env ...string) (*process.Process, error) {
+	p, err := process.Start(process.Spec{Name: name, Bin: bin, Args: args, Env: env, LogPath: n.path(name + ".log")})
+	if err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	n.procs[name] = p
+	n.order = append(n.order, name)
+	n.mu.Unlock()
+	fmt.Fprintf(n.opts.Log, "berth: started %-22s pid %d, log %s\n", name, p.PID(), p.LogPath)
+	return p, nil
+}
+
+// stopProcess stops one process by name, if it runs.
+func (n *Node) stopProcess(name string, grace time.Duration) {
+	n.mu.Lock()
+	p := n.procs[name]
+	delete(n.procs, name)
+	n.mu.Unlock()
+	if p != nil {
+		p.Stop(grace)
+	}
+}
+
+// Died returns the first of the node's processes that exited, or nil.
+func (n *Node) Died() *process.Process {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, name := range n.order {
+		if p := n.procs[name]; p != nil {
+			if exited, _ := p.Exited(); exited {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// Stop removes every pod sandbox, stops the node's processes and undoes
+// what the kernel keeps (mounts, the bridge, the route, kube-proxy's
+// chains). It is safe to call more than once; problems are printed to the
+// log, not returned: a stop goes as far as it can.
+func (n *Node) Stop() {
+	n.stopOnce.Do(func() {
+		log := func(format string, a ...any) { fmt.Fprintf(n.opts.Log, "berth: real node: "+format+"\n", a...) }
+		n.stopProcess("kubelet", 10*time.Second)
+		if n.socket != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			if err := removeSandboxes(ctx, n.socket); err != nil {
+				log("removing pod sandboxes: %v", err)
+			}
+			cancel()
+		}
+		n.stopProcess("coredns", 5*time.Second)
+		n.stopProcess("kube-proxy", 5*time.Second)
+		n.stopProcess("containerd", 10*time.Second)
+		if err := n.cleanupKernel(); err != nil {
+			log("%v", err)
+		}
+		if err := unmountUnder(n.Dir, n.stateDir); err != nil {
+			log("%v", err)
+		}
+		if n.stateDir != "" {
+			os.RemoveAll(n.stateDir)
+		}
+		if n.lock != nil {
+			Unlock(n.lock)
+		}
+	})
+}
+
+// port formats a loopback address.
+func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
