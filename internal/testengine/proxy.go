@@ -1,0 +1,186 @@
+package testengine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+)
+
+func (r *Router) models(w http.ResponseWriter, req *http.Request) {
+	role := RoleRegular
+	if r.cfg.PD {
+		role = RoleDecode
+	}
+	wk, ok := r.workers.pick(role)
+	if !ok {
+		writeError(w, r.noWorkers(role))
+		return
+	}
+	resp, err := r.send(req.Context(), http.MethodGet, wk, "/v1/models", nil)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	copyResponse(w, resp)
+}
+
+// generate proxies a completions or chat request: to one worker, or in PD
+// mode to a prefill and a decode at once.
+func (r *Router) generate(w http.ResponseWriter, req *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		writeError(w, badRequest("the request body is unreadable or over %d bytes", maxBody))
+		return
+	}
+	r.metrics.running.Add(1)
+	defer r.metrics.running.Add(-1)
+	if r.cfg.PD {
+		r.generatePD(w, req, body)
+		return
+	}
+	// Try a second worker when the first cannot be reached.
+	var lastErr error
+	for range min(2, max(1, r.workers.count(RoleRegular))) {
+		wk, ok := r.workers.pick(RoleRegular)
+		if !ok {
+			writeError(w, r.noWorkers(RoleRegular))
+			return
+		}
+		resp, err := r.send(req.Context(), http.MethodPost, wk, req.URL.Path, body)
+		if err == nil {
+			copyResponse(w, resp)
+			return
+		}
+		lastErr = err
+	}
+	writeError(w, lastErr)
+}
+
+// generatePD sends the request, with bootstrap_host, bootstrap_port and
+// bootstrap_room added as SGLang's PD router adds them, to a prefill and a
+// decode concurrently, and answers with the decode's reply.
+func (r *Router) generatePD(w http.ResponseWriter, req *http.Request, body []byte) {
+	prefill, ok := r.workers.pick(RolePrefill)
+	if !ok {
+		writeError(w, r.noWorkers(RolePrefill))
+		return
+	}
+	decode, ok := r.workers.pick(RoleDecode)
+	if !ok {
+		writeError(w, r.noWorkers(RoleDecode))
+		return
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		writeError(w, badRequest("the request body is not a JSON object: %v", err))
+		return
+	}
+	u, _ := url.Parse(prefill.URL)
+	room := rand.Int64()
+	host, _ := json.Marshal(u.Hostname())
+	fields["bootstrap_host"] = host
+	fields["bootstrap_room"] = json.RawMessage(fmt.Sprint(room))
+	fields["bootstrap_port"] = json.RawMessage("null")
+	if prefill.BootstrapPort > 0 {
+		fields["bootstrap_port"] = json.RawMessage(itoa(prefill.BootstrapPort))
+	}
+	injected, _ := json.Marshal(fields)
+
+	ctx, cancel := context.WithCancel(req.Context())
+	defer cancel()
+	prefillDone := make(chan error, 1)
+	go func() {
+		err := r.sendAndDrain(ctx, prefill, req.URL.Path, injected)
+		if err != nil {
+			cancel() // the decode would wait for KV that never comes
+		}
+		prefillDone <- err
+	}()
+	resp, err := r.send(ctx, http.MethodPost, decode, req.URL.Path, injected)
+	if err != nil {
+		cancel()
+		if perr := <-prefillDone; perr != nil && !errors.Is(perr, context.Canceled) {
+			err = perr
+		}
+		r.log.Warn("PD request failed", "prefill", prefill.URL, "decode", decode.URL, "room", room, "error", err)
+		writeError(w, err)
+		return
+	}
+	copyResponse(w, resp)
+	if perr := <-prefillDone; perr != nil {
+		r.log.Warn("prefill failed after the decode answered", "prefill", prefill.URL, "room", room, "error", perr)
+	}
+}
+
+// send makes one request to a worker; a transport error is a 502 naming it.
+func (r *Router) send(ctx context.Context, method string, wk Worker, path string, body []byte) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, wk.URL+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		r.metrics.upstream.WithLabelValues(wk.Role, "error").Inc()
+		return nil, &apiError{Status: http.StatusBadGateway, Type: "BadGatewayError",
+			Message: fmt.Sprintf("%s worker %s: %v", wk.Role, wk.URL, err)}
+	}
+	r.metrics.upstream.WithLabelValues(wk.Role, itoa(resp.StatusCode)).Inc()
+	return resp, nil
+}
+
+// sendAndDrain sends to the prefill and reads its reply away; a non-2xx
+// reply is an error carrying the prefill's message.
+func (r *Router) sendAndDrain(ctx context.Context, wk Worker, path string, body []byte) error {
+	resp, err := r.send(ctx, http.MethodPost, wk, path, body)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return &apiError{Status: http.StatusBadGateway, Type: "BadGatewayError",
+			Message: fmt.Sprintf("prefill worker %s answered %d: %s", wk.URL, resp.StatusCode, bytes.TrimSpace(msg))}
+	}
+	return nil
+}
+
+// copyResponse relays a worker's answer, flushing as it goes so SSE
+// streams pass through unbuffered.
+func copyResponse(w http.ResponseWriter, resp *http.Response) {
+	defer func() { _ = resp.Body.Close() }()
+	for _, h := range []string{"Content-Type", "Cache-Control", HeaderStandIn} {
+		if v := resp.Header.Get(h); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
