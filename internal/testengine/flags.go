@@ -17,6 +17,9 @@ const (
 	ModeSGLang Mode = "sglang"        // python3 -m sglang.launch_server
 	ModeRouter Mode = "sglang-router" // python3 -m sglang_router.launch_router
 	ModeVLLM   Mode = "vllm"          // vllm serve, python3 -m vllm.entrypoints.openai.api_server
+	// ModeRay is "ray start": multi-node vLLM runtimes start Ray before
+	// vLLM. The stand-in does nothing; with --block it waits for SIGTERM.
+	ModeRay Mode = "ray"
 )
 
 // ErrHelp is returned by Parse when the command line asks for help.
@@ -50,6 +53,7 @@ type Config struct {
 	MaxLoRAs       int // vLLM --max-loras (slots, not a cap), SGLang --max-loras-per-batch
 	MaxLoadedLoRAs int // SGLang --max-loaded-loras: a cap on loaded adapters (0: none)
 	MaxRunning     int // --max-running-requests / --max-num-seqs (0: no limit)
+	RayBlock       bool // ray start --block
 	Router         RouterConfig
 	// Ignored lists the accepted flags the test engine does not act on, one
 	// log line each.
@@ -96,6 +100,8 @@ func Parse(argv []string) (Config, error) {
 	switch {
 	case name == "vllm":
 		return parseVLLMCLI(args)
+	case name == "ray":
+		return parseRay(args)
 	case strings.HasPrefix(name, "python"):
 		return parsePython(name, args)
 	}
@@ -111,6 +117,8 @@ func Parse(argv []string) (Config, error) {
 		return parseMode(ModeRouter, args[1:])
 	case "vllm":
 		return parseVLLMCLI(args[1:])
+	case "ray":
+		return parseRay(args[1:])
 	case "python3", "python":
 		return parsePython(args[0], args[1:])
 	}
@@ -165,6 +173,17 @@ func parseVLLMCLI(args []string) (Config, error) {
 	return cfg, validate(&cfg)
 }
 
+// parseRay reads what follows "ray": "start flags...".
+func parseRay(args []string) (Config, error) {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		return Config{}, ErrHelp
+	}
+	if len(args) == 0 || args[0] != "start" {
+		return Config{}, fmt.Errorf("ray here is berth-test-engine: it runs only \"ray start ...\", got %q", strings.Join(args, " "))
+	}
+	return parseMode(ModeRay, args[1:])
+}
+
 func parseMode(mode Mode, args []string) (Config, error) {
 	cfg := Config{Mode: mode, Host: "0.0.0.0", Port: DefaultSGLangPort, BootstrapPort: DefaultBootstrapPort}
 	cfg.Router.BootstrapPortAnnotation = DefaultBootstrapPortAnno
@@ -210,6 +229,8 @@ func commandName(mode Mode) string {
 		return "sglang.launch_server"
 	case ModeRouter:
 		return "sglang_router.launch_router"
+	case ModeRay:
+		return "ray start"
 	}
 	return "vllm serve"
 }
@@ -282,6 +303,8 @@ func validate(cfg *Config) error {
 		}
 	case ModeRouter:
 		return validateRouter(&cfg.Router)
+	case ModeRay:
+		return nil
 	}
 	if len(cfg.LoRAModules) > 0 && !cfg.EnableLoRA && cfg.Mode == ModeVLLM {
 		return errors.New("--lora-modules needs --enable-lora (as vLLM)")

@@ -37,6 +37,11 @@ func flagTable(mode Mode) map[string]flagSpec {
 		extra = vllmFlags()
 	case ModeRouter:
 		extra = routerFlags()
+	case ModeRay:
+		return map[string]flagSpec{
+			"--block": {kind: kindBool, set: setBool(func(c *Config) *bool { return &c.RayBlock })},
+			"--head":  {kind: kindBool, reason: "the test engine starts no Ray cluster"},
+		}
 	}
 	for k, v := range extra {
 		t[k] = v

@@ -50,10 +50,19 @@ func Run(ctx context.Context, argv []string, env Env, stdout, stderr io.Writer) 
 		ModeSGLang: "a stand-in for SGLang, NOT an inference engine: it runs no model and answers every request with a fixed text naming itself",
 		ModeVLLM:   "a stand-in for vLLM, NOT an inference engine: it runs no model and answers every request with a fixed text naming itself",
 		ModeRouter: "a stand-in for the SGLang router, NOT the router itself: a round-robin proxy to berth-test-engine workers",
+		ModeRay:    "a stand-in for ray start, NOT Ray: it starts no cluster",
 	}[cfg.Mode]
 	log.Info("berth-test-engine starting: "+msg, "mode", cfg.Mode, "command", strings.Join(argv, " "))
 	for _, line := range cfg.Ignored {
 		log.Info(line)
+	}
+	if cfg.Mode == ModeRay {
+		if cfg.RayBlock {
+			log.Info("ray start --block: waiting for SIGTERM")
+			<-ctx.Done()
+			log.Info("stopped")
+		}
+		return 0
 	}
 	if err := serve(ctx, cfg, env, log); err != nil {
 		log.Error("berth-test-engine cannot start", "error", err)

@@ -7,7 +7,7 @@ model, and answers every completion with a fixed text naming itself, the model
 and the pod. Replies carry the header X-Berth-Test-Engine: stand-in.
 
 Usage (the basename of argv[0] decides; the image installs the binary as
-berth-test-engine, python3 and vllm):
+berth-test-engine, python3, vllm and ray):
   python3 -m sglang.launch_server --model-path DIR [--host H] [--port 8080]
       [--served-model-name N] [--disaggregation-mode prefill|decode]
       [--disaggregation-bootstrap-port 8998] [--enable-lora] [--lora-paths name=path ...]
@@ -20,7 +20,8 @@ berth-test-engine, python3 and vllm):
   vllm serve DIR [--host H] [--port 8000] [--served-model-name N ...] [--enable-lora]
       [--lora-modules name=path ...] [--max-loras N] [--max-num-seqs N] ...
   python3 -m vllm.entrypoints.openai.api_server --model DIR ...
-  berth-test-engine sglang|sglang-router|vllm ARGS   (vllm takes "serve DIR ...")
+  ray start [--head] [--block] ...   (does nothing; --block waits for SIGTERM)
+  berth-test-engine sglang|sglang-router|vllm|ray ARGS   (vllm takes "serve DIR ...", ray "start ...")
   berth-test-engine python3 -m MODULE ARGS
 
 Every other --flag is accepted and logged once as ignored. A positional
