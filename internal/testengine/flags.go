@@ -50,9 +50,9 @@ type Config struct {
 	BootstrapPort  int
 	EnableLoRA     bool
 	LoRAModules    []Adapter
-	MaxLoRAs       int // vLLM --max-loras (slots, not a cap), SGLang --max-loras-per-batch
-	MaxLoadedLoRAs int // SGLang --max-loaded-loras: a cap on loaded adapters (0: none)
-	MaxRunning     int // --max-running-requests / --max-num-seqs (0: no limit)
+	MaxLoRAs       int  // vLLM --max-loras (slots, not a cap), SGLang --max-loras-per-batch
+	MaxLoadedLoRAs int  // SGLang --max-loaded-loras: a cap on loaded adapters (0: none)
+	MaxRunning     int  // --max-running-requests / --max-num-seqs (0: no limit)
 	RayBlock       bool // ray start --block
 	Router         RouterConfig
 	// Ignored lists the accepted flags the test engine does not act on, one
