@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Router is the SGLang router's stand-in: a proxy over engines found on
@@ -39,6 +41,12 @@ func NewRouter(cfg Config, log *slog.Logger) (*Router, error) {
 	}
 	r := &Router{cfg: cfg.Router, log: log, workers: newWorkerSet(), metrics: newMetrics(ModeRouter),
 		client: &http.Client{Transport: transport}, discoveryErr: map[string]string{}}
+	for _, role := range []string{RoleRegular, RolePrefill, RoleDecode} {
+		r.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "berth_test_engine_router_workers", Help: "Workers the router knows, by role.",
+			ConstLabels: prometheus.Labels{"role": role},
+		}, func() float64 { return float64(r.workers.count(role)) }))
+	}
 	add := func(w Worker) error {
 		u, err := normalizeURL(w.URL)
 		if err != nil {
