@@ -69,12 +69,13 @@ func (r *Router) discoveryRoles() map[string]map[string]string {
 func (r *Router) StartDiscovery(ctx context.Context, client kubernetes.Interface) []cache.InformerSynced {
 	var synced []cache.InformerSynced
 	for role, sel := range r.discoveryRoles() {
-		inf := cache.NewSharedIndexInformer(r.listWatch(client, role, labels.SelectorFromSet(sel).String()),
+		selector := labels.SelectorFromSet(sel)
+		inf := cache.NewSharedIndexInformer(r.listWatch(client, role, selector.String()),
 			&corev1.Pod{}, 0, cache.Indexers{})
 		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { r.podSeen(role, obj) },
-			UpdateFunc: func(_, obj any) { r.podSeen(role, obj) },
-			DeleteFunc: func(obj any) { r.podGone(obj, "deleted") },
+			AddFunc:    func(obj any) { r.podSeen(role, selector, obj) },
+			UpdateFunc: func(_, obj any) { r.podSeen(role, selector, obj) },
+			DeleteFunc: func(obj any) { r.podGone(role, obj, "deleted") },
 		})
 		go inf.Run(ctx.Done())
 		synced = append(synced, inf.HasSynced)
@@ -115,9 +116,12 @@ func (r *Router) listWatch(client kubernetes.Interface, role, selector string) *
 	}
 }
 
-func (r *Router) podSeen(role string, obj any) {
+// podSeen adds or drops the worker a pod is for role. The API filters by
+// the selector already; the check here keeps a role's workers its own
+// whatever a watch delivers.
+func (r *Router) podSeen(role string, selector labels.Selector, obj any) {
 	pod, ok := obj.(*corev1.Pod)
-	if !ok {
+	if !ok || !selector.Matches(labels.Set(pod.Labels)) {
 		return
 	}
 	w, why := WorkerFromPod(pod, role, r.cfg.DiscoveryPort, r.cfg.BootstrapPortAnnotation)
@@ -125,7 +129,7 @@ func (r *Router) podSeen(role string, obj any) {
 		if pod.Status.PodIP != "" && podReady(pod) {
 			r.log.Warn("ready pod is not a worker", "pod", pod.Namespace+"/"+pod.Name, "role", role, "reason", why)
 		}
-		r.podGone(pod, why)
+		r.podGone(role, pod, why)
 		return
 	}
 	if r.workers.put(w) {
@@ -133,7 +137,8 @@ func (r *Router) podSeen(role string, obj any) {
 	}
 }
 
-func (r *Router) podGone(obj any, why string) {
+// podGone drops the worker a pod was for role.
+func (r *Router) podGone(role string, obj any, why string) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
@@ -141,7 +146,7 @@ func (r *Router) podGone(obj any, why string) {
 	if !ok {
 		return
 	}
-	if w, ok := r.workers.removePod(pod.Namespace + "/" + pod.Name); ok {
+	if w, ok := r.workers.removePod(pod.Namespace+"/"+pod.Name, role); ok {
 		r.log.Info("worker removed", "url", w.URL, "role", w.Role, "pod", w.Pod, "reason", why, "source", SourceDiscovery)
 	}
 }

@@ -83,15 +83,19 @@ func (s *workerSet) remove(url string) (Worker, bool) {
 	return w, true
 }
 
-// removePod drops the worker a discovered pod was.
-func (s *workerSet) removePod(pod string) (Worker, bool) {
-	s.mu.RLock()
+// removePod drops the worker a discovered pod was in role.
+func (s *workerSet) removePod(pod, role string) (Worker, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	url, ok := s.byPod[pod]
-	s.mu.RUnlock()
-	if !ok {
+	if !ok || s.byURL[url].Role != role {
 		return Worker{}, false
 	}
-	return s.remove(url)
+	w := s.byURL[url]
+	delete(s.byURL, url)
+	delete(s.byPod, pod)
+	s.rebuild()
+	return w, true
 }
 
 func (s *workerSet) rebuild() {
