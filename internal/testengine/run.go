@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 )
 
 // Environment the test engine reads besides the engines' own.
@@ -145,7 +144,6 @@ func startRouter(ctx context.Context, cfg Config, env Env, log *slog.Logger) (ht
 			return nil, err
 		}
 		rc.UserAgent = "berth-test-engine-router"
-		klog.SetSlogLogger(log) // client-go's reflector errors in the same one-line format
 		client, err := kubernetes.NewForConfig(rc)
 		if err != nil {
 			return nil, fmt.Errorf("service discovery: %w", err)
