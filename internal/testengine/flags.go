@@ -220,6 +220,10 @@ func parseMode(mode Mode, args []string) (Config, error) {
 	if mode == ModeVLLM {
 		return cfg, nil // vllm serve validates after the positional model
 	}
+	if mode == ModeRouter && cfg.Router.PD && cfg.Router.Selector != nil {
+		cfg.Ignored = append(cfg.Ignored, ignoredLine("--selector", []string{formatSelector(cfg.Router.Selector)},
+			"a PD router discovers with --prefill-selector and --decode-selector"))
+	}
 	return cfg, validate(&cfg)
 }
 

@@ -74,6 +74,11 @@ func TestParse(t *testing.T) {
 				assert.Equal(t, map[string]string{"ome.io/component": "decoder", "ome.io/inferenceservice": "x"}, r.DecodeSelector)
 				assert.Equal(t, []string{"ignored flag --policy cache_aware: the test engine routes round robin"}, c.Ignored)
 			}},
+		{name: "a PD router ignores --selector", argv: cat(router, "--pd-disaggregation", "--service-discovery", "--service-discovery-port", "8080",
+			"--selector", "component=engine", "app=x", "--prefill-selector", "a=b", "--decode-selector", "a=c"),
+			check: func(t *testing.T, c Config) {
+				assert.Equal(t, []string{"ignored flag --selector app=x,component=engine: a PD router discovers with --prefill-selector and --decode-selector"}, c.Ignored)
+			}},
 		{name: "router static PD workers",
 			argv: cat(router, "--pd-disaggregation", "--prefill", "http://p1:8080", "9000", "--prefill", "http://p2:8080", "none",
 				"--prefill", "http://p3:8080", "--decode", "http://d:8080"),
