@@ -155,3 +155,35 @@ func TestPDPrefillDown(t *testing.T) {
 	assert.Contains(t, a.body, "prefill worker http://127.0.0.1:1")
 	assert.Less(t, time.Since(start), 30*time.Second)
 }
+
+// TestPDClientErrors: a request both sides reject gets the decode's
+// answer, never a 502 that depends on which side answered first.
+func TestPDClientErrors(t *testing.T) {
+	p := startPD(t, "prefill", "prefill-0", EngineOptions{})
+	d := startPD(t, "decode", "decode-0", EngineOptions{})
+	_, router := newTestRouter(t, "--pd-disaggregation", "--prefill", p.url, port(t, p.bootstrap), "--decode", d.url)
+	for range 10 {
+		a := call(t, "POST", router+"/v1/completions", `{"model":"nope","prompt":"x"}`)
+		require.Equal(t, 404, a.status, a.body)
+		assert.Contains(t, a.body, "The model `nope` does not exist.")
+	}
+	a := call(t, "POST", router+"/v1/completions", `["not an object"]`)
+	assert.Equal(t, 400, a.status)
+	assert.Contains(t, a.body, "not a JSON object")
+}
+
+// TestPDPrefillNotReady: a prefill answering 5xx fails the request at
+// once, naming it and its answer.
+func TestPDPrefillNotReady(t *testing.T) {
+	cfg, err := Parse([]string{"python3", "-m", "sglang.launch_server", "--model-path", modelDir(t, "X"), "--disaggregation-mode", "prefill"})
+	require.NoError(t, err)
+	e, err := NewEngine(cfg, Model{Architecture: "X"}, EngineOptions{Pod: "prefill-0"})
+	require.NoError(t, err) // never SetReady: /v1/completions answers 503
+	prefill := newLoopback(t, e.Handler())
+	d := startPD(t, "decode", "decode-0", EngineOptions{KVWait: time.Minute})
+	_, router := newTestRouter(t, "--pd-disaggregation", "--prefill", prefill, "--decode", d.url)
+	a := call(t, "POST", router+"/v1/completions", `{"prompt":"x"}`)
+	assert.Equal(t, 502, a.status)
+	assert.Contains(t, a.body, "prefill worker "+prefill+" answered 503")
+	assert.Contains(t, a.body, "still loading")
+}

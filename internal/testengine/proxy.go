@@ -96,9 +96,11 @@ func (r *Router) generatePD(w http.ResponseWriter, req *http.Request, body []byt
 	defer cancel()
 	prefillDone := make(chan error, 1)
 	go func() {
-		err := r.sendAndDrain(ctx, prefill, req.URL.Path, injected)
-		if err != nil {
-			cancel() // the decode would wait for KV that never comes
+		status, err := r.sendAndDrain(ctx, prefill, req.URL.Path, injected)
+		if err != nil && (status == 0 || status >= 500) {
+			// The decode would wait for KV that never comes. (A 4xx is the
+			// request's fault: the decode rejects it the same way.)
+			cancel()
 		}
 		prefillDone <- err
 	}()
@@ -142,19 +144,20 @@ func (r *Router) send(ctx context.Context, method string, wk Worker, path string
 }
 
 // sendAndDrain sends to the prefill and reads its reply away; a non-2xx
-// reply is an error carrying the prefill's message.
-func (r *Router) sendAndDrain(ctx context.Context, wk Worker, path string, body []byte) error {
+// reply is an error carrying the prefill's message, with its status (0
+// when the prefill could not be reached).
+func (r *Router) sendAndDrain(ctx context.Context, wk Worker, path string, body []byte) (int, error) {
 	resp, err := r.send(ctx, http.MethodPost, wk, path, body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode/100 != 2 {
-		return &apiError{Status: http.StatusBadGateway, Type: "BadGatewayError",
+		return resp.StatusCode, &apiError{Status: http.StatusBadGateway, Type: "BadGatewayError",
 			Message: fmt.Sprintf("prefill worker %s answered %d: %s", wk.URL, resp.StatusCode, bytes.TrimSpace(msg))}
 	}
-	return nil
+	return resp.StatusCode, nil
 }
 
 // copyResponse relays a worker's answer, flushing as it goes so SSE
