@@ -51,6 +51,8 @@ func (e *Engine) generate(chat bool) http.HandlerFunc {
 		if chat {
 			rp.id = newID("chatcmpl-")
 		}
+		e.opts.Log.Info("request answered", "endpoint", r.URL.Path, "model", name, "stream", req.Stream,
+			"prompt_tokens", rp.usage.PromptTokens, "completion_tokens", rp.usage.CompletionTokens, "pd", note)
 		if req.Stream {
 			rp.stream(w, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 			return

@@ -54,9 +54,11 @@ func (r *Router) generate(w http.ResponseWriter, req *http.Request) {
 		}
 		resp, err := r.send(req.Context(), http.MethodPost, wk, req.URL.Path, body)
 		if err == nil {
+			r.log.Info("request proxied", "endpoint", req.URL.Path, "worker", wk.URL, "status", resp.StatusCode)
 			copyResponse(w, resp)
 			return
 		}
+		r.log.Warn("worker unreachable", "endpoint", req.URL.Path, "worker", wk.URL, "error", err)
 		lastErr = err
 	}
 	writeError(w, lastErr)
@@ -114,6 +116,8 @@ func (r *Router) generatePD(w http.ResponseWriter, req *http.Request, body []byt
 		writeError(w, err)
 		return
 	}
+	r.log.Info("request proxied", "endpoint", req.URL.Path, "prefill", prefill.URL, "decode", decode.URL,
+		"bootstrap_room", room, "status", resp.StatusCode)
 	copyResponse(w, resp)
 	if perr := <-prefillDone; perr != nil {
 		r.log.Warn("prefill failed after the decode answered", "prefill", prefill.URL, "room", room, "error", perr)

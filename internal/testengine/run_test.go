@@ -119,7 +119,7 @@ func TestRunServesAndDrains(t *testing.T) {
 		t.Fatal("Run did not return after its context ended")
 	}
 	for _, want := range []string{"NOT an inference engine", "ignored flag --tp-size 8: the test engine has no GPU",
-		"architecture=LlamaForCausalLM", "ready: /health answers 200", "draining", "msg=stopped"} {
+		"architecture=LlamaForCausalLM", "ready: /health answers 200", `msg="request answered" endpoint=/v1/completions`, "draining", "msg=stopped"} {
 		assert.Contains(t, logs.String(), want)
 	}
 }
