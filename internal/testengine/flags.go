@@ -155,12 +155,14 @@ func parseVLLMCLI(args []string) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("vllm here is berth-test-engine: subcommand %q is not one it stands in for (only serve)", args[0])
 	}
-	args = args[1:]
 	model := ""
-	if len(args) > 0 && !isFlag(args[0]) {
-		model, args = args[0], args[1:]
-	}
-	cfg, err := parseMode(ModeVLLM, args)
+	cfg, err := parseFlags(ModeVLLM, args[1:], func(tok string) bool {
+		if model != "" {
+			return false
+		}
+		model = tok // vllm serve's one positional, before or between flags as argparse allows
+		return true
+	})
 	if err != nil {
 		return cfg, err
 	}
@@ -185,6 +187,20 @@ func parseRay(args []string) (Config, error) {
 }
 
 func parseMode(mode Mode, args []string) (Config, error) {
+	cfg, err := parseFlags(mode, args, nil)
+	if err != nil {
+		return cfg, err
+	}
+	if mode == ModeRouter && cfg.Router.PD && cfg.Router.Selector != nil {
+		cfg.Ignored = append(cfg.Ignored, ignoredLine("--selector", []string{formatSelector(cfg.Router.Selector)},
+			"a PD router discovers with --prefill-selector and --decode-selector"))
+	}
+	return cfg, validate(&cfg)
+}
+
+// parseFlags reads a mode's flags; positional, when not nil, may take a
+// token that is not a flag's value (it reports whether it did).
+func parseFlags(mode Mode, args []string, positional func(string) bool) (Config, error) {
 	cfg := Config{Mode: mode, Host: "0.0.0.0", Port: DefaultSGLangPort, BootstrapPort: DefaultBootstrapPort}
 	cfg.Router.BootstrapPortAnnotation = DefaultBootstrapPortAnno
 	if mode == ModeVLLM {
@@ -193,6 +209,10 @@ func parseMode(mode Mode, args []string) (Config, error) {
 	table := flagTable(mode)
 	for i := 0; i < len(args); {
 		tok := args[i]
+		if !isFlag(tok) && positional != nil && positional(tok) {
+			i++
+			continue
+		}
 		if !isFlag(tok) {
 			return cfg, fmt.Errorf("unexpected argument %q: %s takes no positional arguments here (a value for a flag that takes none?)", tok, commandName(mode))
 		}
@@ -217,14 +237,7 @@ func parseMode(mode Mode, args []string) (Config, error) {
 			return cfg, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if mode == ModeVLLM {
-		return cfg, nil // vllm serve validates after the positional model
-	}
-	if mode == ModeRouter && cfg.Router.PD && cfg.Router.Selector != nil {
-		cfg.Ignored = append(cfg.Ignored, ignoredLine("--selector", []string{formatSelector(cfg.Router.Selector)},
-			"a PD router discovers with --prefill-selector and --decode-selector"))
-	}
-	return cfg, validate(&cfg)
+	return cfg, nil
 }
 
 func commandName(mode Mode) string {
@@ -303,7 +316,7 @@ func validate(cfg *Config) error {
 		}
 	case ModeVLLM:
 		if cfg.ModelPath == "" {
-			return errors.New("vllm serve needs a model: vllm serve MODEL, or --model MODEL")
+			return errors.New("vLLM needs a model: vllm serve MODEL, or --model MODEL")
 		}
 	case ModeRouter:
 		return validateRouter(&cfg.Router)

@@ -105,6 +105,11 @@ func TestParse(t *testing.T) {
 				assert.Equal(t, 4, c.MaxLoRAs)
 				assert.Len(t, c.Ignored, 2)
 			}},
+		{name: "vllm serve's model between flags", argv: []string{"vllm", "serve", "--port", "8080", "/mnt/models", "--enforce-eager"},
+			check: func(t *testing.T, c Config) {
+				assert.Equal(t, "/mnt/models", c.ModelPath)
+				assert.Equal(t, 8080, c.Port)
+			}},
 		{name: "vllm default port", argv: []string{"vllm", "serve", "/m"},
 			check: func(t *testing.T, c Config) { assert.Equal(t, DefaultVLLMPort, c.Port) }},
 		{name: "vllm api_server module", argv: []string{"python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "/m"},
@@ -121,14 +126,19 @@ func TestParse(t *testing.T) {
 
 		{name: "junk after a value", argv: cat(sglang, "--model-path", "/m", "--port", "8080", "junk"), err: `unexpected argument "junk"`},
 		{name: "junk after a boolean", argv: cat(sglang, "--model-path", "/m", "--trust-remote-code", "junk"), err: `unexpected argument "junk"`},
-		{name: "junk after vllm's model", argv: []string{"vllm", "serve", "/m", "junk"}, err: `unexpected argument "junk"`},
+		{name: "junk after vllm's model", argv: []string{"vllm", "serve", "/m", "--port", "1", "junk"}, err: `unexpected argument "junk"`},
+		{name: "two vllm models", argv: []string{"vllm", "serve", "/m", "/n"}, err: `unexpected argument "/n"`},
 		{name: "unknown module", argv: []string{"python3", "-m", "http.server"}, err: `module "http.server" is not one it stands in for`},
 		{name: "python script", argv: []string{"python3", "run.py"}, err: "not Python"},
 		{name: "vllm subcommand", argv: []string{"vllm", "bench"}, err: `subcommand "bench"`},
 		{name: "unknown mode", argv: []string{"berth-test-engine", "tgi"}, err: `unknown mode "tgi"`},
 		{name: "no mode", argv: []string{"berth-test-engine"}, err: "needs a mode"},
 		{name: "sglang without a model", argv: sglang, err: "needs --model-path"},
-		{name: "vllm without a model", argv: []string{"vllm", "serve", "--port", "1"}, err: "vllm serve needs a model"},
+		{name: "api_server without a model", argv: []string{"python3", "-m", "vllm.entrypoints.openai.api_server", "--port", "1"},
+			err: "vLLM needs a model"},
+		{name: "api_server takes no positional", argv: []string{"python3", "-m", "vllm.entrypoints.openai.api_server", "/m"},
+			err: `unexpected argument "/m"`},
+		{name: "vllm without a model", argv: []string{"vllm", "serve", "--port", "1"}, err: "vLLM needs a model"},
 		{name: "vllm model twice", argv: []string{"vllm", "serve", "/a", "--model", "/b"}, err: "model given twice"},
 		{name: "bad port", argv: cat(sglang, "--model-path", "/m", "--port", "http"), err: `--port: "http" is not a TCP port`},
 		{name: "missing value", argv: cat(sglang, "--model-path"), err: "flag --model-path needs a value"},
