@@ -30,6 +30,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   sandbox_image = %q
   enable_unprivileged_ports = true
   enable_unprivileged_icmp = true
+  # This machine's root lacks CAP_SYS_RESOURCE: a negative oom_score_adj
+  # (the kubelet gives sandboxes -998) makes runc fail ("can't get final
+  # child's PID from pipe"). Clamp to containerd's own, as rootless kind does.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
