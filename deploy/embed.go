@@ -7,5 +7,5 @@ import "embed"
 // accelerators/, samples/ and base/webhooks.yaml, at those paths (each
 // folder's kustomization.yaml too; readers skip it).
 //
-//go:embed crds/*.yaml runtimes/*.yaml accelerators/*.yaml samples/*.yaml base/webhooks.yaml
+//go:embed crds/*.yaml runtimes/*.yaml accelerators/*.yaml samples/*.yaml base/webhooks.yaml test-engine/*.yaml
 var FS embed.FS

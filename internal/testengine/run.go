@@ -35,6 +35,9 @@ type Env func(string) string
 // main cancels it on SIGTERM), drains, and returns the exit code: 0 after
 // a graceful stop or -h, 1 when it cannot start, 2 for a bad command line.
 func Run(ctx context.Context, argv []string, env Env, stdout, stderr io.Writer) int {
+	if len(argv) > 1 && argv[1] == "chat" {
+		return RunChat(ctx, argv[2:], stdout, stderr)
+	}
 	cfg, err := Parse(argv)
 	if errors.Is(err, ErrHelp) {
 		_, _ = io.WriteString(stdout, Usage)
