@@ -80,7 +80,7 @@ func TestKnobsInAnotherNamespace(t *testing.T) {
 	assert.EqualValues(t, 1, lookup(rec, "spec", "replicas"))
 	c = lookup(rec, "spec", "template", "spec", "containers").([]any)[0]
 	assert.Equal(t, "Always", lookup(c, "imagePullPolicy"))
-	assert.Equal(t, "ghcr.io/berthdev/berth-reconciler:latest", lookup(c, "image"))
+	assert.Equal(t, "ghcr.io/berthdev/berth-reconciler:0.1.0", lookup(c, "image"))
 	assert.Contains(t, lookup(c, "args"), inspectorFlag+"registry.example/berth:v1.2.3")
 }
 

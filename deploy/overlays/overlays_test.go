@@ -28,6 +28,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berthdev/berth/version"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -240,7 +242,7 @@ func TestDeployment(t *testing.T) {
 			}
 			require.Len(t, pod.Containers, 1)
 			c := pod.Containers[0]
-			assert.Equal(t, "ghcr.io/berthdev/berth-webhook:latest", c.Image)
+			assert.Equal(t, version.Image("berth-webhook"), c.Image)
 			for _, arg := range []string{"--cert-dir=/certs", "--listen=:9443", "--probe-listen=:8081"} {
 				assert.Contains(t, c.Args, arg)
 			}
@@ -432,7 +434,7 @@ func TestReconcilerRBAC(t *testing.T) {
 	c := d.Spec.Template.Spec.Containers[0]
 	assert.Equal(t, "berth-reconciler", d.Spec.Template.Spec.ServiceAccountName)
 	assert.Contains(t, c.Args, "--leader-elect=true")
-	assert.Contains(t, c.Args, "--model-inspector-image=ghcr.io/berthdev/berth:latest", "pvc:// models are inspected, from the registry and tag of berth's images")
+	assert.Contains(t, c.Args, "--model-inspector-image=ghcr.io/berthdev/berth:0.1.0", "pvc:// models are inspected, from the registry and tag of berth's images")
 	require.NotNil(t, c.ReadinessProbe)
 	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
 	require.NotNil(t, c.LivenessProbe)
