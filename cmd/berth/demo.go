@@ -34,6 +34,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	keep := fs.Bool("keep", false, "keep certificates, etcd data and logs after exit")
 	timeout := fs.Duration("timeout", 90*time.Second, "how long each process may take to become ready")
+	realNode := fs.Bool("real-node", true, "also run a real node (containerd, kubelet, kube-proxy, CoreDNS) where this machine can (root, cgroups, make images); where it cannot, say why and go on with the kwok fleet")
 	verbose := fs.Bool("v", false, "print each start-up step")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -52,7 +53,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintln(stdout, "berth demo: starting a Kubernetes control plane on 127.0.0.1 (the first run builds it; that takes a while)...")
 	// Deaths and restarts of components are part of what a person watches,
 	// with or without -v.
-	env, err := devenv.Up(ctx, devenv.Options{Components: comps, Timeout: *timeout, KeepRunDir: *keep, Log: progress, Events: stderr})
+	env, err := devenv.Up(ctx, devenv.Options{Components: comps, Timeout: *timeout, KeepRunDir: *keep, RealNode: realNodeMode(*realNode), Log: progress, Events: stderr})
 	if err != nil {
 		return err
 	}
@@ -121,6 +122,7 @@ func story(ctx context.Context, w io.Writer, env *devenv.Env) {
 			name, node, took.Round(100*time.Millisecond))
 	}
 	gangStory(ctx, w, env, say)
+	realNodeStory(ctx, w, env, say)
 
 	fmt.Fprintf(w, "\nTry it:\n  export KUBECONFIG=%s\n", env.Cluster.KubeconfigPath)
 	fmt.Fprintln(w, "  kubectl get nodes -L nvidia.com/gpu.product,amd.com/gpu.product")

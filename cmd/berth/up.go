@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/berthdev/berth/internal/devenv"
+	"github.com/berthdev/berth/internal/devenv/node"
 )
 
 func init() {
@@ -23,6 +24,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	keep := fs.Bool("keep", false, "keep certificates, etcd data and logs after exit")
 	timeout := fs.Duration("timeout", 90*time.Second, "how long each process may take to become ready")
+	realNode := fs.Bool("real-node", true, "also run a real node (containerd, kubelet, kube-proxy, CoreDNS) where this machine can (root, cgroups, make images); where it cannot, say why and go on with the kwok fleet")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -30,7 +32,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	env, err := devenv.Up(ctx, devenv.Options{Components: comps, Timeout: *timeout, KeepRunDir: *keep, Log: stderr})
+	env, err := devenv.Up(ctx, devenv.Options{Components: comps, Timeout: *timeout, KeepRunDir: *keep, RealNode: realNodeMode(*realNode), Log: stderr})
 	if err != nil {
 		return err
 	}
@@ -48,6 +50,12 @@ func printReady(w io.Writer, env *devenv.Env) {
 		}
 	}
 	fmt.Fprintf(w, "\nThe local control plane is ready (%s to start).\n", total.Round(100*time.Millisecond))
+	switch {
+	case env.Node != nil:
+		fmt.Fprintf(w, "A real node %s runs next to the kwok fleet (label and taint %s=%s); %d images loaded.\n", node.Name, node.Label, node.LabelValue, len(env.Node.Images))
+	case env.NodeErr != nil:
+		fmt.Fprintf(w, "No real node: %v\n", env.NodeErr)
+	}
 	fmt.Fprintf(w, "  export KUBECONFIG=%s\n  kubectl get nodes -L nvidia.com/gpu.product\n", env.Cluster.KubeconfigPath)
 	fmt.Fprintf(w, "Logs are in %s. Press Ctrl-C to stop; everything is removed.\n", env.Cluster.RunDir)
 }
