@@ -9,9 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -35,19 +33,10 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	startCtx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	bin, err := buildComponents(startCtx)
-	if err != nil {
-		stopSignals()
-		fmt.Fprintf(os.Stderr, "realnode: FAIL: %v\n", err)
-		return 1
-	}
-	defer os.RemoveAll(bin)
-	comps := []devenv.Component{
-		devenv.Webhook(filepath.Join(bin, "berth-webhook")),
-		devenv.Reconciler(filepath.Join(bin, "berth-reconciler"),
-			"--leader-elect-namespace=kube-system", "--leader-elect-identity=realnode-reconciler"),
-	}
-	env, err = devenv.Up(startCtx, devenv.Options{Components: comps, Log: os.Stderr, RealNode: devenv.RealNodeAuto,
+	// No berth process on the host: berth runs in the cluster, installed
+	// as users install it, once the real node is up.
+	var err error
+	env, err = devenv.Up(startCtx, devenv.Options{Log: os.Stderr, RealNode: devenv.RealNodeAuto,
 		KeepRunDir: os.Getenv("BERTH_E2E_KEEP") != ""})
 	stopSignals()
 	if err != nil {
@@ -59,6 +48,13 @@ func run(m *testing.M) int {
 	defer release()
 	if env.Node == nil {
 		fmt.Fprintf(os.Stderr, "realnode: SKIP: every test of the real node skips here: %v\n", env.NodeErr)
+	} else {
+		t := time.Now()
+		if err := installKustomize(ctx, env); err != nil {
+			fmt.Fprintf(os.Stderr, "realnode: FAIL: berth in-cluster (kubectl apply --server-side -k): %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "realnode: berth installed in-cluster with kubectl apply -k in %s\n", time.Since(t).Round(100*time.Millisecond))
 	}
 	code := m.Run()
 	if env.Node == nil {
@@ -73,24 +69,4 @@ func needNode(t *testing.T) {
 	if env.Node == nil {
 		t.Skipf("no real node on this machine: %v", env.NodeErr)
 	}
-}
-
-// buildComponents builds berth-webhook and berth-reconciler of this
-// checkout into a new temporary folder (the harness's job, as in e2e/).
-func buildComponents(ctx context.Context) (string, error) {
-	root, err := cluster.RepoRoot(".")
-	if err != nil {
-		return "", err
-	}
-	dir, err := os.MkdirTemp("", "berth-realnode-bin-")
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/berth-webhook", "./cmd/berth-reconciler")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		return "", fmt.Errorf("go build ./cmd/berth-webhook ./cmd/berth-reconciler in %s: %v\n%s", root, err, out)
-	}
-	return dir, nil
 }

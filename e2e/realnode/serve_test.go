@@ -141,8 +141,15 @@ func TestServiceServesOnRealNode(t *testing.T) {
 	_, err = c.OmeV1beta1().InferenceServices(ns).Create(ctx, isvc, metav1.CreateOptions{})
 	require.NoError(t, err)
 	start := time.Now()
-	waitServiceReady(t, c, ns, "chat", 3*time.Minute)
+	ready := waitServiceReady(t, c, ns, "chat", 3*time.Minute)
 	t.Logf("InferenceService Ready %s after create", time.Since(start).Round(time.Millisecond))
+	// No berth process runs on the host: the in-cluster webhook pinned the
+	// decision and completed the pod.
+	require.Equal(t, "ClusterServingRuntime/berth-test-engine-rt", ready.Annotations[v1beta1.AnnotationResolvedRuntime])
+	pod, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "chat-engine-0", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, pod.Annotations[v1beta1.AnnotationRevision], "the pod webhook stamped the revision")
+	require.Equal(t, TestEngineImage, pod.Spec.Containers[0].Image, "the pod webhook composed the runner from the runtime")
 
 	reply := chatFromPod(t, ns, "client", "http://chat."+ns+".svc")
 	require.Contains(t, reply, "berth-test-engine")

@@ -24,8 +24,8 @@
 //     through kube-proxy (iptables, every service packet masqueraded so
 //     replies on the same bridge come back through it), and names through
 //     CoreDNS on GatewayIP:53, which answers cluster.local only (no
-//     upstream). The Service range gets an unreachable route so a packet
-//     for a Service without rules never leaves the machine.
+//     upstream). The Service range is routed to the bridge so a packet for
+//     a Service without rules never leaves the machine.
 //   - Everything it writes lives in its run folder, except what the kernel
 //     keeps: the bridge, iptables chains, the route and containers. Stop
 //     removes every pod sandbox through containerd's CRI API, stops the

@@ -37,8 +37,11 @@ func (n *Node) startNetwork(ctx context.Context) error {
 		{"addr", "add", GatewayIP + "/24", "dev", Bridge},
 		{"link", "set", Bridge, "up"},
 		// A packet for a Service that kube-proxy has no rule for (yet) must
-		// not follow the default route out of the machine.
-		{"route", "add", "unreachable", n.opts.ServiceCIDR},
+		// not follow the default route out of the machine: the Service
+		// range is on the bridge. (Not an unreachable route: the host's own
+		// connections, the apiserver's to webhooks among them, are routed
+		// before kube-proxy's OUTPUT rules rewrite them.)
+		{"route", "add", n.opts.ServiceCIDR, "dev", Bridge},
 	} {
 		if err := runCmd(ctx, ip, args...); err != nil {
 			return err
@@ -88,7 +91,8 @@ func (n *Node) cleanupKernel() error {
 			errs = append(errs, err.Error())
 		}
 	}
-	_ = runCmd(ctx, n.opts.Binaries.IP, "route", "del", "unreachable", n.opts.ServiceCIDR)
+	_ = runCmd(ctx, n.opts.Binaries.IP, "route", "del", "unreachable", n.opts.ServiceCIDR) // left by older runs
+	_ = runCmd(ctx, n.opts.Binaries.IP, "route", "del", n.opts.ServiceCIDR, "dev", Bridge)
 	if n.opts.Binaries.KubeProxy != "" {
 		// Removes the KUBE-* chains of every mode.
 		_ = runCmd(ctx, n.opts.Binaries.KubeProxy, "--cleanup", "--v=0")
