@@ -116,30 +116,8 @@ func TestServiceServesOnRealNode(t *testing.T) {
 	ns := newNamespace(t, "serve")
 	c := berthClient(t)
 	applyTestEngineRuntime(t)
-	dir := writeModelDir(t, "LlamaForCausalLM")
 	ctx := context.Background()
-	model := &v1beta1.BaseModel{
-		ObjectMeta: metav1.ObjectMeta{Name: "tiny-llama", Namespace: ns},
-		Spec: v1beta1.BaseModelSpec{
-			ModelFormat:        v1beta1.ModelFormat{Name: "safetensors", Version: ptr("1.0.0")},
-			ModelArchitecture:  ptr("LlamaForCausalLM"),
-			ModelParameterSize: ptr("1.24B"),
-			Storage:            &v1beta1.StorageSpec{StorageURI: ptr("local://" + dir)},
-		},
-	}
-	_, err := c.OmeV1beta1().BaseModels(ns).Create(ctx, model, metav1.CreateOptions{})
-	require.NoError(t, err)
-	isvc := &v1beta1.InferenceService{
-		ObjectMeta: metav1.ObjectMeta{Name: "chat", Namespace: ns},
-		Spec: v1beta1.InferenceServiceSpec{
-			Model:   &v1beta1.ModelRef{Name: "tiny-llama", Kind: ptr("BaseModel")},
-			Runtime: &v1beta1.ServingRuntimeRef{Name: "berth-test-engine-rt"},
-			Engine:  &v1beta1.EngineSpec{},
-		},
-	}
-	isvc.Spec.Engine.NodeSelector, isvc.Spec.Engine.Tolerations = realNodePlacement()
-	_, err = c.OmeV1beta1().InferenceServices(ns).Create(ctx, isvc, metav1.CreateOptions{})
-	require.NoError(t, err)
+	newChatService(t, c, ns, "chat", 1)
 	start := time.Now()
 	ready := waitServiceReady(t, c, ns, "chat", 3*time.Minute)
 	t.Logf("InferenceService Ready %s after create", time.Since(start).Round(time.Millisecond))
@@ -158,3 +136,34 @@ func TestServiceServesOnRealNode(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// newChatService creates a BaseModel on the node and an InferenceService
+// name of replicas groups on berth-test-engine, placed on the real node.
+func newChatService(t *testing.T, c versioned.Interface, ns, name string, replicas int32) {
+	t.Helper()
+	ctx := context.Background()
+	dir := writeModelDir(t, "LlamaForCausalLM")
+	model := &v1beta1.BaseModel{
+		ObjectMeta: metav1.ObjectMeta{Name: "tiny-llama", Namespace: ns},
+		Spec: v1beta1.BaseModelSpec{
+			ModelFormat:        v1beta1.ModelFormat{Name: "safetensors", Version: ptr("1.0.0")},
+			ModelArchitecture:  ptr("LlamaForCausalLM"),
+			ModelParameterSize: ptr("1.24B"),
+			Storage:            &v1beta1.StorageSpec{StorageURI: ptr("local://" + dir)},
+		},
+	}
+	_, err := c.OmeV1beta1().BaseModels(ns).Create(ctx, model, metav1.CreateOptions{})
+	require.NoError(t, err)
+	isvc := &v1beta1.InferenceService{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1beta1.InferenceServiceSpec{
+			Model:   &v1beta1.ModelRef{Name: "tiny-llama", Kind: ptr("BaseModel")},
+			Runtime: &v1beta1.ServingRuntimeRef{Name: "berth-test-engine-rt"},
+			Engine:  &v1beta1.EngineSpec{},
+		},
+	}
+	isvc.Spec.Engine.MinReplicas = &replicas
+	isvc.Spec.Engine.NodeSelector, isvc.Spec.Engine.Tolerations = realNodePlacement()
+	_, err = c.OmeV1beta1().InferenceServices(ns).Create(ctx, isvc, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
