@@ -55,6 +55,8 @@ type Config struct {
 	MaxRunning     int  // --max-running-requests / --max-num-seqs (0: no limit)
 	RayBlock       bool // ray start --block
 	Router         RouterConfig
+	// MultiNode: --dist-init-addr, --nnodes, --node-rank (SGLang).
+	MultiNode MultiNode
 	// Ignored lists the accepted flags the test engine does not act on, one
 	// log line each.
 	Ignored []string
@@ -313,6 +315,9 @@ func validate(cfg *Config) error {
 		}
 		if cfg.Disaggregation == "prefill" && (cfg.BootstrapPort < 1 || cfg.BootstrapPort > 65535) {
 			return fmt.Errorf("--disaggregation-bootstrap-port %d is not a TCP port", cfg.BootstrapPort)
+		}
+		if err := cfg.MultiNode.validate(); err != nil {
+			return err
 		}
 	case ModeVLLM:
 		if cfg.ModelPath == "" {

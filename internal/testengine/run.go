@@ -112,11 +112,47 @@ func serve(ctx context.Context, cfg Config, env Env, log *slog.Logger) error {
 		if cfg.Disaggregation == "prefill" {
 			servers[hostPort(cfg.Host, cfg.BootstrapPort)] = e.BootstrapHandler()
 		}
+		var rv *rendezvous
+		if mn := cfg.MultiNode; mn.enabled() && mn.NodeRank == 0 {
+			rv = newRendezvous(mn.NNodes)
+			_, port, _ := net.SplitHostPort(mn.DistInitAddr)
+			servers[net.JoinHostPort(cfg.Host, port)] = rv.Handler(log)
+		}
 		onListening = func() {
-			go markReady(ctx, e, durations[EnvLoadDelay], log, cfg)
+			go func() {
+				if waitGroup(ctx, cfg, rv, podName(env), log) {
+					markReady(ctx, e, durations[EnvLoadDelay], log, cfg)
+				}
+			}()
 		}
 	}
 	return listenAndServe(ctx, servers, onListening, log)
+}
+
+// waitGroup holds readiness for a multi-node group: the leader until every
+// rank joined, a worker until it joined the leader. false when ctx ended.
+func waitGroup(ctx context.Context, cfg Config, rv *rendezvous, pod string, log *slog.Logger) bool {
+	mn := cfg.MultiNode
+	switch {
+	case !mn.enabled():
+		return true
+	case rv != nil:
+		log.Info("leader: waiting for every rank", "nnodes", mn.NNodes)
+		select {
+		case <-rv.all:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	default:
+		addrs, err := joinLeader(ctx, mn, pod, log)
+		if err != nil {
+			log.Error("cannot join the leader", "error", err)
+			return false
+		}
+		log.Info("joined the leader", "rank", mn.NodeRank, "dist_init_addr", mn.DistInitAddr, "resolved", addrs)
+		return true
+	}
 }
 
 func markReady(ctx context.Context, e *Engine, delay time.Duration, log *slog.Logger, cfg Config) {

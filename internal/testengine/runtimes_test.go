@@ -68,6 +68,9 @@ func shellCommands(script string) [][]string {
 func TestShippedRuntimesParse(t *testing.T) {
 	files, err := filepath.Glob("../../deploy/runtimes/*.yaml")
 	require.NoError(t, err)
+	own, err := filepath.Glob("../../deploy/test-engine/*.yaml") // its own runtimes
+	require.NoError(t, err)
+	files = append(files, own...)
 	require.NotEmpty(t, files)
 	parsed := map[Mode]int{}
 	for _, f := range files {
@@ -88,6 +91,7 @@ func TestShippedRuntimesParse(t *testing.T) {
 				lines = shellCommands(c.argv[2])
 			}
 			for _, argv := range lines {
+				argv = expandGroupEnv(argv)
 				cfg, err := Parse(argv)
 				if assert.NoError(t, err, "%s: %s: %q", f, c.where, argv) {
 					parsed[cfg.Mode]++
@@ -99,4 +103,17 @@ func TestShippedRuntimesParse(t *testing.T) {
 	for _, m := range []Mode{ModeSGLang, ModeRouter, ModeVLLM, ModeRay} {
 		assert.NotZero(t, parsed[m], "no shipped runtime runs %s", m)
 	}
+}
+
+// expandGroupEnv expands $(VAR) references to the group env berth gives a
+// multi-node group's pods, as the kubelet does before the engine starts
+// (the worker of a group of two).
+func expandGroupEnv(argv []string) []string {
+	out := make([]string, len(argv))
+	r := strings.NewReplacer("$(BERTH_GROUP_SIZE)", "2", "$(BERTH_WORKER_INDEX)", "1",
+		"$(BERTH_LEADER_ADDRESS)", "svc-engine-0.svc-engine-0.ns", "$(LWS_LEADER_ADDRESS)", "svc-engine-0.svc-engine-0.ns")
+	for i, a := range argv {
+		out[i] = r.Replace(a)
+	}
+	return out
 }
