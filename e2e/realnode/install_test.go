@@ -15,6 +15,10 @@ import (
 	"github.com/berthdev/berth/internal/devenv"
 )
 
+// webhookProbe is an object the validating webhook checks: a dry-run of
+// it succeeds once the apiserver reaches the webhook.
+var webhookProbe = filepath.Join("..", "..", "deploy", "test-engine", "berth-test-engine-rt.yaml")
+
 // BerthNamespace is where the manifests install berth.
 const BerthNamespace = "berth-system"
 
@@ -65,6 +69,12 @@ func waitInstalled(ctx context.Context, e *devenv.Env, timeout time.Duration) er
 		m, err := e.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "berth-mutating", metav1.GetOptions{})
 		if err != nil || len(m.Webhooks) == 0 || len(m.Webhooks[0].ClientConfig.CABundle) == 0 {
 			last = "berth-mutating has no caBundle yet"
+			return false, nil
+		}
+		// The apiserver reaches the webhook through its Service: available
+		// replicas are not enough until kube-proxy has their endpoints.
+		if out, err := kubectl(ctx, e, "apply", "--server-side", "--dry-run=server", "-f", webhookProbe); err != nil {
+			last = "a dry-run through the webhook failed: " + strings.TrimSpace(out)
 			return false, nil
 		}
 		return true, nil

@@ -30,6 +30,9 @@ const (
 	ReasonGroupsNotReady  = "GroupsNotReady"
 	ReasonUnschedulable   = "Unschedulable"
 	ReasonPodsFailing     = "PodsFailing"
+	// ReasonContainersStuck: a container waits for something waiting will
+	// not bring: an image the node cannot get, a bad configuration.
+	ReasonContainersStuck = "ContainersStuck"
 	ReasonAsExpected      = "AsExpected"
 )
 
@@ -96,6 +99,8 @@ func readyReason(s Status) string {
 		return ProgressRollingUpdate
 	case s.Unschedulable > 0:
 		return ReasonUnschedulable
+	case s.Stuck > 0:
+		return ReasonContainersStuck
 	case len(s.Failing) > 0:
 		return ReasonPodsFailing
 	}
@@ -104,7 +109,7 @@ func readyReason(s Status) string {
 
 // readyRank orders Ready reasons, worst first; the service takes the worst
 // of its components'.
-var readyRank = []string{ReasonUnschedulable, ReasonPodsFailing, ReasonGroupsNotReady, ProgressRollingUpdate, ReasonAllGroupsReady}
+var readyRank = []string{ReasonUnschedulable, ReasonContainersStuck, ReasonPodsFailing, ReasonGroupsNotReady, ProgressRollingUpdate, ReasonAllGroupsReady}
 
 func readyCondition(cs []Status, resolved bool, resolveError string) Condition {
 	c := Condition{Type: v1beta1.ConditionReady, Status: ConditionFalse, Reason: ReasonNotResolved, Message: "no runtime is pinned yet"}
@@ -133,6 +138,9 @@ func summary(s Status) string {
 	out := fmt.Sprintf("%s: %d/%d groups ready", s.Component, min(s.Ready, s.Desired), s.Desired)
 	if s.Unschedulable > 0 {
 		out += fmt.Sprintf("; %d unschedulable: %s", s.Unschedulable, s.UnschedulableMessage)
+	}
+	if s.Stuck > 0 {
+		out += fmt.Sprintf("; %d stuck: %s", s.Stuck, s.StuckMessage)
 	}
 	if len(s.Failing) > 0 {
 		out += fmt.Sprintf("; %d failing: %s", len(s.Failing), failureText(s.Failing[0]))
@@ -212,6 +220,12 @@ func degradedCondition(cs []Status, resolveError string) Condition {
 				fs = append(fs, failureText(f))
 			}
 			parts = append(parts, fmt.Sprintf("%s: %s failing: %s", s.Component, plural(int32(len(s.Failing)), "group"), strings.Join(fs, "; ")))
+		}
+		if s.Stuck > 0 {
+			if c.Status == ConditionFalse || c.Reason == ReasonUnschedulable {
+				c.Status, c.Reason = ConditionTrue, ReasonContainersStuck
+			}
+			parts = append(parts, fmt.Sprintf("%s: %s stuck: %s", s.Component, plural(s.Stuck, "group"), s.StuckMessage))
 		}
 		if s.Unschedulable > 0 {
 			if c.Status == ConditionFalse {

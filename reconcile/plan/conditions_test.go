@@ -16,6 +16,9 @@ func TestConditions(t *testing.T) {
 		Unavailable: 2, Unschedulable: 1, UnschedulableMessage: gpu, Progressing: ProgressStarting}
 	crashing := Status{Component: "decoder", Desired: 2, MaxUnavailable: 1, Replicas: 2, Ready: 1, Updated: 2, Unavailable: 1,
 		Progressing: ProgressRecovering, Failing: []Failure{{Group: 1, Pod: "svc-decoder-1", Reason: "CrashLoopBackOff", Restarts: 5, Recreates: 2}}}
+	pull := `container ome-container ImagePullBackOff: Back-off pulling image "ghcr.io/x/engine:1"`
+	waiting := Status{Component: "engine", Desired: 1, MaxUnavailable: 1, Replicas: 1, Ready: 0, Updated: 1, Unavailable: 1,
+		Stuck: 1, StuckMessage: pull, Progressing: ProgressStarting}
 	cond := func(typ, status, reason, msg string) Condition { return Condition{typ, status, reason, msg} }
 	resolved := cond("Resolved", "True", "Resolved", "runtime pinned")
 	cases := []struct {
@@ -44,6 +47,12 @@ func TestConditions(t *testing.T) {
 			cond("Progressing", "True", "Recovering", "engine: 2/4 groups ready; decoder: recovering 1 failing group"),
 			cond("Degraded", "True", "PodsFailing", "engine: 1 group unschedulable: "+gpu+
 				"; decoder: 1 group failing: group 1 pod svc-decoder-1 CrashLoopBackOff, 5 restarts, recreated 2 times in a row"),
+		}},
+		{name: "a container that cannot start: not Ready, Degraded, naming the image", components: []Status{waiting}, resolved: true, want: []Condition{
+			resolved,
+			cond("Ready", "False", "ContainersStuck", "engine: 0/1 groups ready; 1 stuck: "+pull),
+			cond("Progressing", "True", "Starting", "engine: 0/1 groups ready"),
+			cond("Degraded", "True", "ContainersStuck", "engine: 1 group stuck: "+pull),
 		}},
 		{name: "scaling", components: []Status{{Component: "engine", Desired: 3, MaxUnavailable: 1, Replicas: 1, Ready: 1, Updated: 1,
 			Unavailable: 2, Progressing: ProgressScaling}}, resolved: true, want: []Condition{

@@ -152,9 +152,14 @@
 // Recovering (groups are failing), Starting (anything else in flight), or
 // "" at rest. Conditions gives Ready True when every desired group is
 // Ready, or during a roll while no more than MaxUnavailable are not;
-// otherwise False with Unschedulable, PodsFailing or GroupsNotReady.
-// Degraded is True for a pin that no longer resolves, failing groups or
-// unschedulable pods.
+// otherwise False with Unschedulable, ContainersStuck, PodsFailing or
+// GroupsNotReady. Degraded is True for a pin that no longer resolves,
+// failing groups, unschedulable pods or stuck containers. A container is
+// stuck when the kubelet waits with a reason that waiting does not
+// resolve (ErrImagePull, ImagePullBackOff, ErrImageNeverPull,
+// InvalidImageName, CreateContainer(Config)Error, RunContainerError): the
+// message quotes the kubelet's (it names the image); the pod is not
+// recreated for it, since a new one would wait the same.
 //
 // # Limits
 //

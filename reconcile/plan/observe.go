@@ -127,6 +127,9 @@ func observeStatus(st *corev1.PodStatus, out *Pod) {
 		if out.Reason == "" && !out.Ready {
 			out.Reason = containerReason(cs)
 		}
+		if w := cs.State.Waiting; out.Stuck == "" && w != nil && stuckReasons[w.Reason] {
+			out.Stuck = truncate(fmt.Sprintf("container %s %s: %s", cs.Name, w.Reason, w.Message), 300)
+		}
 	}
 	if !failing(*out) {
 		return
@@ -135,6 +138,21 @@ func observeStatus(st *corev1.PodStatus, out *Pod) {
 	if readyCond != nil && readyCond.Status != corev1.ConditionTrue && !readyCond.LastTransitionTime.IsZero() {
 		out.FailingSince = readyCond.LastTransitionTime.Time
 	}
+}
+
+// stuckReasons are the kubelet's waiting reasons that waiting does not
+// resolve: the image cannot be had, or the container cannot be made.
+var stuckReasons = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "ErrImageNeverPull": true, "InvalidImageName": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
+}
+
+// truncate cuts s to at most n bytes, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
 }
 
 // containerReason is the kubelet's reason for a container that is not

@@ -86,6 +86,13 @@ func TestObservePodStatus(t *testing.T) {
 				Message: "0/19 nodes are available: 19 Insufficient nvidia.com/gpu."}}},
 			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: 1, Phase: corev1.PodPending,
 				Unschedulable: "0/19 nodes are available: 19 Insufficient nvidia.com/gpu."}},
+		{name: "an image the node cannot get: stuck, with the kubelet's message naming the image",
+			pod: base(map[string]string{v1beta1.LabelGroupIndex: "1"}, nil),
+			status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "ome-container",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff",
+					Message: `Back-off pulling image "ghcr.io/x/engine:1"`}}}}},
+			want: Pod{Name: "svc-engine-2-1", UID: "u1", Group: 1, Phase: corev1.PodPending, Reason: "ImagePullBackOff",
+				Stuck: `container ome-container ImagePullBackOff: Back-off pulling image "ghcr.io/x/engine:1"`}},
 		{name: "a pod being created is not failing and has no reason",
 			pod: base(map[string]string{v1beta1.LabelGroupIndex: "1"}, nil),
 			status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{

@@ -25,6 +25,12 @@ func (p *planner) status() Status {
 		if f, ok := p.failure(g); ok {
 			s.Failing = append(s.Failing, f)
 		}
+		if msg := p.stuck(g); msg != "" {
+			if s.Stuck == 0 {
+				s.StuckMessage = msg
+			}
+			s.Stuck++
+		}
 		if msg := p.unschedulable(g); msg != "" {
 			if s.Unschedulable == 0 {
 				s.UnschedulableMessage = msg
@@ -46,6 +52,16 @@ func (p *planner) failure(g *group) (Failure, bool) {
 		}
 	}
 	return Failure{}, false
+}
+
+// stuck returns the first stuck container of g's live pods (Pod.Stuck).
+func (p *planner) stuck(g *group) string {
+	for _, i := range g.members {
+		if msg := p.pods[i].Stuck; msg != "" && !p.pods[i].Terminating {
+			return msg
+		}
+	}
+	return ""
 }
 
 // unschedulable returns the scheduler's message for g's first

@@ -87,6 +87,11 @@ type Pod struct {
 	// Unschedulable is the scheduler's message while PodScheduled is False
 	// with reason Unschedulable.
 	Unschedulable string
+	// Stuck says which container waits for something waiting will not
+	// bring (an image the node cannot get, a bad configuration): "container
+	// <name> <reason>: <the kubelet's message>". Such a pod is not
+	// recreated (a new one would wait the same) but reported.
+	Stuck string
 	// RecreateCount is the pod's ome.io/recreate-count annotation.
 	RecreateCount int32
 	// GroupSize is the number of pods of its group when the pod was made
@@ -171,6 +176,10 @@ type Status struct {
 	// UnschedulableMessage is the scheduler's message for the first one.
 	Unschedulable        int32
 	UnschedulableMessage string
+	// Stuck counts groups with a stuck pod (Pod.Stuck); StuckMessage is the
+	// first one's.
+	Stuck        int32
+	StuckMessage string
 	// Progressing is "" when the component is at rest, else one of the
 	// Progress* reasons.
 	Progressing string
