@@ -137,14 +137,14 @@ func TestServiceServesOnRealNode(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// newChatService creates a BaseModel on the node and an InferenceService
+// newChatService creates a BaseModel (<name>-model) on the node and an InferenceService
 // name of replicas groups on berth-test-engine, placed on the real node.
 func newChatService(t *testing.T, c versioned.Interface, ns, name string, replicas int32) {
 	t.Helper()
 	ctx := context.Background()
 	dir := writeModelDir(t, "LlamaForCausalLM")
 	model := &v1beta1.BaseModel{
-		ObjectMeta: metav1.ObjectMeta{Name: "tiny-llama", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-model", Namespace: ns},
 		Spec: v1beta1.BaseModelSpec{
 			ModelFormat:        v1beta1.ModelFormat{Name: "safetensors", Version: ptr("1.0.0")},
 			ModelArchitecture:  ptr("LlamaForCausalLM"),
@@ -157,7 +157,7 @@ func newChatService(t *testing.T, c versioned.Interface, ns, name string, replic
 	isvc := &v1beta1.InferenceService{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: v1beta1.InferenceServiceSpec{
-			Model:   &v1beta1.ModelRef{Name: "tiny-llama", Kind: ptr("BaseModel")},
+			Model:   &v1beta1.ModelRef{Name: name + "-model", Kind: ptr("BaseModel")},
 			Runtime: &v1beta1.ServingRuntimeRef{Name: "berth-test-engine-rt"},
 			Engine:  &v1beta1.EngineSpec{},
 		},
