@@ -25,6 +25,14 @@ var escape = strings.NewReplacer("{{", `{{"{{"}}`, "}}", `{{"}}"}}`)
 // clientConfigLine is a webhook's clientConfig replaced by a marker.
 var clientConfigLine = regexp.MustCompile(`(?m)^( *)(- )?clientConfig: (__BERTH_CLIENTCONFIG_\d+__)$`)
 
+// placementLine is a pod's nodeSelector, tolerations or affinity replaced
+// by a marker naming the values' key: __BERTH_PLACEMENT_<key>_<field>__.
+var placementLine = regexp.MustCompile(`(?m)^( *)(nodeSelector|tolerations|affinity): __BERTH_PLACEMENT_([a-z]+)_[a-zA-Z]+__$`)
+
+// placementFields are the Deployments' placement knobs: each renders only
+// when its value is set (the defaults render the manifests exactly).
+var placementFields = []string{"nodeSelector", "tolerations", "affinity"}
+
 // templateOf is o as a template: the namespace is namespace.name's, and a
 // Deployment's replicas, image and pull policy, the reconciler's model
 // inspector image and the webhooks' clientConfig are the values'.
@@ -53,6 +61,12 @@ func templateOf(o Object) ([]byte, error) {
 	text = clientConfigLine.ReplaceAllStringFunc(text, func(line string) string {
 		m := clientConfigLine.FindStringSubmatch(line)
 		return m[1] + m[2] + "clientConfig:\n" + indent(blocks[m[3]], len(m[1])+len(m[2])+2)
+	})
+	text = placementLine.ReplaceAllStringFunc(text, func(line string) string {
+		m := placementLine.FindStringSubmatch(line)
+		pad, field, key := m[1], m[2], m[3]
+		return fmt.Sprintf("%s{{- with .Values.%s.%s }}\n%s%s:\n%s{{- toYaml . | nindent %d }}\n%s{{- end }}",
+			pad, key, field, pad, field, pad+"  ", len(pad)+2, pad)
 	})
 	for marker, action := range actions {
 		text = strings.ReplaceAll(text, marker, action)
@@ -118,6 +132,13 @@ func deploymentKnobs(o Object, obj map[string]any, actions map[string]string) er
 	}
 	spec["replicas"] = mark + "REPLICAS__"
 	actions[mark+"REPLICAS__"] = "{{ " + values + ".replicas }}"
+	podSpec, _ := lookup(spec, "template", "spec").(map[string]any)
+	for _, field := range placementFields {
+		if _, set := podSpec[field]; set {
+			return fmt.Errorf("%s: the manifests set %s, which the chart's %s.%s replaces", o, field, key, field)
+		}
+		podSpec[field] = markPrefix + "PLACEMENT_" + key + "_" + field + "__"
+	}
 	args, _ := c["args"].([]any)
 	for i, a := range args {
 		if s, _ := a.(string); strings.HasPrefix(s, inspectorFlag) {

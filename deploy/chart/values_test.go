@@ -1,7 +1,9 @@
 package chart
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,6 +84,29 @@ func TestKnobsInAnotherNamespace(t *testing.T) {
 	assert.Equal(t, "Always", lookup(c, "imagePullPolicy"))
 	assert.Equal(t, "ghcr.io/berthdev/berth-reconciler:0.1.0", lookup(c, "image"))
 	assert.Contains(t, lookup(c, "args"), inspectorFlag+"registry.example/berth:v1.2.3")
+}
+
+// TestPlacement: nodeSelector, tolerations and affinity of each Deployment
+// come from the values, and are absent by default (TestChartMatchesKustomize).
+func TestPlacement(t *testing.T) {
+	t.Parallel()
+	values := filepath.Join(t.TempDir(), "placement.yaml")
+	require.NoError(t, os.WriteFile(values, []byte(`webhook:
+  nodeSelector: {node.berth.dev/real: "true"}
+  tolerations: [{key: node.berth.dev/real, operator: Equal, value: "true", effect: NoSchedule}]
+reconciler:
+  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [system]}]}]}}}
+`), 0o644))
+	objs := mustTemplate(t, "-f", values)
+	wh := lookup(byName(t, objs, "Deployment", "berth-webhook").Obj, "spec", "template", "spec").(map[string]any)
+	assert.Equal(t, map[string]any{"node.berth.dev/real": "true"}, wh["nodeSelector"])
+	assert.Equal(t, []any{map[string]any{"key": "node.berth.dev/real", "operator": "Equal", "value": "true", "effect": "NoSchedule"}}, wh["tolerations"])
+	assert.NotContains(t, wh, "affinity")
+	rec := lookup(byName(t, objs, "Deployment", "berth-reconciler").Obj, "spec", "template", "spec").(map[string]any)
+	assert.NotContains(t, rec, "nodeSelector")
+	assert.NotContains(t, rec, "tolerations")
+	assert.Equal(t, "pool", lookup(rec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+		"nodeSelectorTerms").([]any)[0].(map[string]any)["matchExpressions"].([]any)[0].(map[string]any)["key"])
 }
 
 // TestExternalWebhookURL: with webhook.url every webhook calls the URL plus
