@@ -21,15 +21,14 @@ import (
 
 // The kustomizations the chart is generated from, relative to deploy/.
 const (
-	defaultInstall = "."                        // deploy/kustomization.yaml
-	withoutRuntime = "overlays/ome-catalogue"   // the default install without the runtimes component
-	selfManaged    = "overlays/self-managed"    // webhook, reconciler, RBAC, self-managed certificates
-	certManager    = "overlays/cert-manager"    // the same with cert-manager's certificates
-	namespace      = "berth-system"             // the namespace of the manifests, namespace.name in the chart
-	generatedBy    = "deploy/chart/chartgen"    // named in the generated files' headers
-	modeSelf       = "self-managed"             // certificates.mode values, named after the overlays
-	modeCertMgr    = "cert-manager"             //
-	inspectorFlag  = "--model-inspector-image=" // the reconciler flag reconciler.modelInspectorImage sets
+	defaultInstall = "."                      // deploy/kustomization.yaml
+	withoutRuntime = "overlays/ome-catalogue" // the default install without the runtimes component
+	selfManaged    = "overlays/self-managed"  // webhook, reconciler, RBAC, self-managed certificates
+	certManager    = "overlays/cert-manager"  // the same with cert-manager's certificates
+	namespace      = "berth-system"           // the namespace of the manifests, namespace.name in the chart
+	generatedBy    = "deploy/chart/chartgen"  // named in the generated files' headers
+	modeSelf       = "self-managed"           // certificates.mode values, named after the overlays
+	modeCertMgr    = "cert-manager"           //
 )
 
 // Object is one manifest of a kustomize build.

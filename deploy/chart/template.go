@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,8 +35,8 @@ var placementLine = regexp.MustCompile(`(?m)^( *)(nodeSelector|tolerations|affin
 var placementFields = []string{"nodeSelector", "tolerations", "affinity"}
 
 // templateOf is o as a template: the namespace is namespace.name's, and a
-// Deployment's replicas, image and pull policy, the reconciler's model
-// inspector image and the webhooks' clientConfig are the values'.
+// Deployment's replicas, image and pull policy, the images its flags name
+// (flagImages) and the webhooks' clientConfig are the values'.
 func templateOf(o Object) ([]byte, error) {
 	obj, err := deepCopy(o.Obj)
 	if err != nil {
@@ -118,7 +119,7 @@ func deploymentKnobs(o Object, obj map[string]any, actions map[string]string) er
 	}
 	c, _ := containers[0].(map[string]any)
 	for field, action := range map[string]string{
-		"image":           "{{ " + values + ".image.repository }}:{{ " + values + ".image.tag }}",
+		"image":           imageAction(values, o.Name),
 		"imagePullPolicy": "{{ " + values + ".image.pullPolicy }}",
 	} {
 		if _, ok := c[field].(string); !ok {
@@ -139,14 +140,40 @@ func deploymentKnobs(o Object, obj map[string]any, actions map[string]string) er
 		}
 		podSpec[field] = markPrefix + "PLACEMENT_" + key + "_" + field + "__"
 	}
-	args, _ := c["args"].([]any)
-	for i, a := range args {
-		if s, _ := a.(string); strings.HasPrefix(s, inspectorFlag) {
-			args[i] = inspectorFlag + mark + "INSPECTOR__"
-			actions[mark+"INSPECTOR__"] = "{{ " + values + ".modelInspectorImage }}"
+	if fi, ok := flagImages[key]; ok {
+		args, _ := c["args"].([]any)
+		i := slices.Index(args, any(fi.flag))
+		if i < 0 || i+1 >= len(args) {
+			return fmt.Errorf("%s: no args %q <image>, which the chart's %s.%s sets", o, fi.flag, key, fi.value)
 		}
+		args[i+1] = mark + "FLAGIMAGE__"
+		actions[mark+"FLAGIMAGE__"] = "{{ " + values + "." + fi.value + " | default (printf \"%s/" + fi.image + ":%s\" " +
+			imagesRegistry + " (" + imagesTag + ")) }}"
 	}
 	return nil
+}
+
+// flagImages are the images a Deployment's flag names, by values key: the
+// manifests give each as two args, the flag then the image, and the chart
+// as <key>.<value>, else <images.registry>/<image>:<images.tag>.
+var flagImages = map[string]struct{ flag, value, image string }{
+	"webhook":    {"--model-downloader-image", "modelDownloaderImage", "berth-downloader"},
+	"reconciler": {"--model-inspector-image", "modelInspectorImage", "berth"},
+}
+
+// The values every berth image defaults to: images.registry, and
+// images.tag else the chart's appVersion (version/VERSION).
+const (
+	imagesRegistry = ".Values.images.registry"
+	imagesTag      = ".Values.images.tag | default .Chart.AppVersion"
+)
+
+// imageAction is the image of a Deployment named name whose knobs are under
+// values: <values>.image.repository (else <images.registry>/<name>) and
+// <values>.image.tag (else images.tag, else the appVersion).
+func imageAction(values, name string) string {
+	return "{{ " + values + ".image.repository | default (printf \"%s/" + name + "\" " + imagesRegistry + ") }}:" +
+		"{{ " + values + ".image.tag | default (" + imagesTag + ") }}"
 }
 
 // clientConfigKnobs: with webhook.url every webhook calls the URL plus its

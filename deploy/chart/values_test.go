@@ -4,12 +4,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
+
+	"github.com/berthdev/berth/version"
 )
 
 func ofKind(objs []Object, kind string) []Object {
@@ -83,7 +86,68 @@ func TestKnobsInAnotherNamespace(t *testing.T) {
 	c = lookup(rec, "spec", "template", "spec", "containers").([]any)[0]
 	assert.Equal(t, "Always", lookup(c, "imagePullPolicy"))
 	assert.Equal(t, "ghcr.io/berthdev/berth-reconciler:0.1.0", lookup(c, "image"))
-	assert.Contains(t, lookup(c, "args"), inspectorFlag+"registry.example/berth:v1.2.3")
+	assert.Equal(t, []any{"--model-inspector-image", "registry.example/berth:v1.2.3"}, flagAndNext(lookup(c, "args"), "--model-inspector-image"))
+}
+
+// flagAndNext is the flag in args and the arg after it.
+func flagAndNext(args any, flag string) []any {
+	list, _ := args.([]any)
+	i := slices.Index(list, any(flag))
+	if i < 0 || i+1 >= len(list) {
+		return nil
+	}
+	return list[i : i+2]
+}
+
+// TestImagesRegistryAndTag: images.registry and images.tag move every berth
+// image at once (the Deployments' and the images their flags name); by
+// default they are ghcr.io/berthdev at the chart's appVersion, which is
+// version/VERSION; a per-image value overrides one.
+func TestImagesRegistryAndTag(t *testing.T) {
+	t.Parallel()
+	images := func(objs []Object) map[string]any {
+		wh := lookup(byName(t, objs, "Deployment", "berth-webhook").Obj, "spec", "template", "spec", "containers").([]any)[0]
+		rec := lookup(byName(t, objs, "Deployment", "berth-reconciler").Obj, "spec", "template", "spec", "containers").([]any)[0]
+		return map[string]any{
+			"webhook":    lookup(wh, "image"),
+			"downloader": flagAndNext(lookup(wh, "args"), "--model-downloader-image"),
+			"reconciler": lookup(rec, "image"),
+			"inspector":  flagAndNext(lookup(rec, "args"), "--model-inspector-image"),
+		}
+	}
+	cases := map[string]struct {
+		set  string
+		want map[string]any
+	}{
+		"defaults": {"", map[string]any{
+			"webhook":    version.Image("berth-webhook"),
+			"downloader": []any{"--model-downloader-image", version.Image("berth-downloader")},
+			"reconciler": version.Image("berth-reconciler"),
+			"inspector":  []any{"--model-inspector-image", version.Image("berth")},
+		}},
+		"registry and tag": {"images.registry=localhost:5000/mirror,images.tag=1.2.3-rc.1", map[string]any{
+			"webhook":    "localhost:5000/mirror/berth-webhook:1.2.3-rc.1",
+			"downloader": []any{"--model-downloader-image", "localhost:5000/mirror/berth-downloader:1.2.3-rc.1"},
+			"reconciler": "localhost:5000/mirror/berth-reconciler:1.2.3-rc.1",
+			"inspector":  []any{"--model-inspector-image", "localhost:5000/mirror/berth:1.2.3-rc.1"},
+		}},
+		"one image overridden": {"images.tag=2.0.0,webhook.image.tag=2.0.1,webhook.modelDownloaderImage=kserve/storage-initializer:v0.16.0", map[string]any{
+			"webhook":    "ghcr.io/berthdev/berth-webhook:2.0.1",
+			"downloader": []any{"--model-downloader-image", "kserve/storage-initializer:v0.16.0"},
+			"reconciler": "ghcr.io/berthdev/berth-reconciler:2.0.0",
+			"inspector":  []any{"--model-inspector-image", "ghcr.io/berthdev/berth:2.0.0"},
+		}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var args []string
+			if tc.set != "" {
+				args = []string{"--set", tc.set}
+			}
+			assert.Equal(t, tc.want, images(mustTemplate(t, args...)))
+		})
+	}
 }
 
 // TestPlacement: nodeSelector, tolerations and affinity of each Deployment
@@ -159,16 +223,18 @@ func TestExternalWebhookURL(t *testing.T) {
 func TestSchemaRefusesBadValues(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct{ set, want string }{
-		"unknown mode":          {"certificates.mode=vault", "certificates/mode"},
-		"zero replicas":         {"webhook.replicas=0", "webhook/replicas"},
-		"replicas not a number": {"reconciler.replicas=two", "reconciler/replicas"},
-		"plain http webhook":    {"webhook.url=http://127.0.0.1:9443", "webhook/url"},
-		"caBundle not base64":   {"webhook.caBundle=-----BEGIN CERTIFICATE-----", "webhook/caBundle"},
-		"unknown pull policy":   {"webhook.image.pullPolicy=Sometimes", "webhook/image/pullPolicy"},
-		"misspelt key":          {"runtime.enabled=false", "runtime"},
-		"flag not a boolean":    {"runtimes.enabled=yes", "runtimes/enabled"},
-		"empty image tag":       {"reconciler.image.tag=", "reconciler/image/tag"},
-		"namespace not a label": {"namespace.name=Berth_System", "namespace/name"},
+		"unknown mode":           {"certificates.mode=vault", "certificates/mode"},
+		"zero replicas":          {"webhook.replicas=0", "webhook/replicas"},
+		"replicas not a number":  {"reconciler.replicas=two", "reconciler/replicas"},
+		"plain http webhook":     {"webhook.url=http://127.0.0.1:9443", "webhook/url"},
+		"caBundle not base64":    {"webhook.caBundle=-----BEGIN CERTIFICATE-----", "webhook/caBundle"},
+		"unknown pull policy":    {"webhook.image.pullPolicy=Sometimes", "webhook/image/pullPolicy"},
+		"misspelt key":           {"runtime.enabled=false", "runtime"},
+		"flag not a boolean":     {"runtimes.enabled=yes", "runtimes/enabled"},
+		"image tag with a colon": {"reconciler.image.tag=a:b", "reconciler/image/tag"},
+		"registry with a tag":    {"images.registry=ghcr.io/berthdev/", "images/registry"},
+		"bad images tag":         {"images.tag=-1", "images/tag"},
+		"namespace not a label":  {"namespace.name=Berth_System", "namespace/name"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -246,6 +247,8 @@ func TestDeployment(t *testing.T) {
 			for _, arg := range []string{"--cert-dir=/certs", "--listen=:9443", "--probe-listen=:8081"} {
 				assert.Contains(t, c.Args, arg)
 			}
+			assert.Equal(t, []string{"--model-downloader-image", version.Image("berth-downloader")}, flagAndNext(c.Args, "--model-downloader-image"),
+				"models are downloaded by berth's own image, at the webhook's registry and tag")
 			sc := c.SecurityContext
 			require.NotNil(t, sc)
 			assert.Equal(t, ptrTrue(), sc.ReadOnlyRootFilesystem)
@@ -434,7 +437,7 @@ func TestReconcilerRBAC(t *testing.T) {
 	c := d.Spec.Template.Spec.Containers[0]
 	assert.Equal(t, "berth-reconciler", d.Spec.Template.Spec.ServiceAccountName)
 	assert.Contains(t, c.Args, "--leader-elect=true")
-	assert.Contains(t, c.Args, "--model-inspector-image=ghcr.io/berthdev/berth:0.1.0", "pvc:// models are inspected, from the registry and tag of berth's images")
+	assert.Equal(t, []string{"--model-inspector-image", version.Image("berth")}, flagAndNext(c.Args, "--model-inspector-image"), "pvc:// models are inspected, from the registry and tag of berth's images")
 	require.NotNil(t, c.ReadinessProbe)
 	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
 	require.NotNil(t, c.LivenessProbe)
@@ -759,3 +762,48 @@ func uniqueSorted(s []string) []string {
 
 func ptrTrue() *bool  { b := true; return &b }
 func ptrFalse() *bool { b := false; return &b }
+
+// flagAndNext is the flag in args and the arg after it (the image the
+// manifests give as a separate arg, so kustomize's replacements can set it).
+func flagAndNext(args []string, flag string) []string {
+	i := slices.Index(args, flag)
+	if i < 0 || i+1 >= len(args) {
+		return nil
+	}
+	return args[i : i+2]
+}
+
+// TestImagesRetagInOnePlace: changing newName and newTag of the images block
+// in base/kustomization.yaml moves every berth image of the install: the
+// Deployments' and the images their flags name (replacements), in every
+// overlay.
+func TestImagesRetagInOnePlace(t *testing.T) {
+	root := t.TempDir()
+	for _, dir := range []string{"base", "overlays/self-managed", "overlays/cert-manager"} {
+		require.NoError(t, os.CopyFS(filepath.Join(root, dir), os.DirFS(filepath.Join("..", dir))))
+	}
+	kust := filepath.Join(root, "base", "kustomization.yaml")
+	data, err := os.ReadFile(kust)
+	require.NoError(t, err)
+	text := string(data)
+	for _, name := range []string{"berth-webhook", "berth-reconciler"} {
+		old := "newName: " + version.Registry + "/" + name + "\n  newTag: " + version.Version + "\n"
+		require.Contains(t, text, old, "base/kustomization.yaml sets %s's registry and tag in its images block", name)
+		text = strings.Replace(text, old, "newName: localhost:5000/mirror/"+name+"\n  newTag: 9.8.7\n", 1)
+	}
+	require.NoError(t, os.WriteFile(kust, []byte(text), 0o644))
+
+	for _, overlay := range []string{"overlays/self-managed", "overlays/cert-manager"} {
+		t.Run(overlay, func(t *testing.T) {
+			objs := renderUncached(t, filepath.Join(root, overlay))
+			var wh, rec appsv1.Deployment
+			objs.decode(t, "Deployment", namespace, "berth-webhook", &wh)
+			objs.decode(t, "Deployment", namespace, "berth-reconciler", &rec)
+			w, r := wh.Spec.Template.Spec.Containers[0], rec.Spec.Template.Spec.Containers[0]
+			assert.Equal(t, "localhost:5000/mirror/berth-webhook:9.8.7", w.Image)
+			assert.Equal(t, []string{"--model-downloader-image", "localhost:5000/mirror/berth-downloader:9.8.7"}, flagAndNext(w.Args, "--model-downloader-image"))
+			assert.Equal(t, "localhost:5000/mirror/berth-reconciler:9.8.7", r.Image)
+			assert.Equal(t, []string{"--model-inspector-image", "localhost:5000/mirror/berth:9.8.7"}, flagAndNext(r.Args, "--model-inspector-image"))
+		})
+	}
+}
