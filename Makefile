@@ -22,7 +22,7 @@ all: build
 build: ## Build every command into bin/.
 	go build -o bin/ ./cmd/...
 
-# berth's images (internal/ociimage), built without a Docker daemon: static
+# berth's images (internal/images), built without a Docker daemon: static
 # binaries, then docker-archive tarballs in bin/images/ tagged
 # $(REGISTRY)/<name>:$(VERSION). Reproducible: the same commit gives the same
 # digests (the images' time is the commit's).
@@ -126,7 +126,7 @@ verify: ## Fail when generated files are stale or code is unformatted.
 
 .PHONY: test-unit
 test-unit: ## Unit tests of the pure packages (no control plane).
-	go test ./api/... ./selection/... ./merge/... ./policy/... ./gpudiscovery/... ./modelmeta/... ./certs/... ./deploy/... ./webhook/... ./reconcile/... ./internal/hubtest/... ./internal/cli/... ./internal/objects/... ./internal/crddocs/... ./internal/ociimage/... ./internal/testengine/... ./version/... ./cmd/...
+	go test ./api/... ./selection/... ./merge/... ./policy/... ./gpudiscovery/... ./modelmeta/... ./certs/... ./deploy/... ./webhook/... ./reconcile/... ./internal/hubtest/... ./internal/cli/... ./internal/objects/... ./internal/crddocs/... ./internal/images/... ./internal/testengine/... ./version/... ./cmd/...
 
 .PHONY: test
 test: deps images ## Everything: unit tests and the e2e suites against a real control plane (and the real node, where it runs).

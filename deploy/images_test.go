@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/berthdev/berth/internal/ociimage"
+	"github.com/berthdev/berth/internal/images"
 	"github.com/berthdev/berth/version"
 )
 
@@ -23,7 +23,7 @@ var berthImageRef = regexp.MustCompile(`ghcr\.io/berthdev/[a-z0-9-]+(:[A-Za-z0-9
 // :latest, none is missing.
 func TestImagesAreBuilt(t *testing.T) {
 	built := map[string]bool{}
-	for _, im := range ociimage.Images {
+	for _, im := range images.Images {
 		built[im.Ref(version.Registry, version.Version)] = true
 	}
 	var roots = []string{".", "../cmd", "../webhook", "../reconcile"}
@@ -59,7 +59,7 @@ func TestImagesAreBuilt(t *testing.T) {
 
 func imageNames() []string {
 	var names []string
-	for _, im := range ociimage.Images {
+	for _, im := range images.Images {
 		names = append(names, im.Name)
 	}
 	return names

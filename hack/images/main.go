@@ -1,6 +1,6 @@
 // Command images builds berth's container images without a Docker daemon
 // (`make images`) and pushes them (`make push`). See package
-// internal/ociimage.
+// internal/images.
 //
 //	go run ./hack/images build -bin DIR -out bin/images -revision SHA -epoch UNIX
 //	go run ./hack/images push -in bin/images -registry REGISTRY -tag TAG [-insecure]
@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/berthdev/berth/internal/ociimage"
+	"github.com/berthdev/berth/internal/images"
 	"github.com/berthdev/berth/version"
 )
 
@@ -60,7 +60,7 @@ func build(args []string) error {
 	if *bin == "" {
 		return fmt.Errorf("build: -bin is required")
 	}
-	imgs, err := ociimage.BuildAll(*bin, *revision, time.Unix(*epoch, 0))
+	imgs, err := images.BuildAll(*bin, *revision, time.Unix(*epoch, 0))
 	if err != nil {
 		return err
 	}
@@ -68,18 +68,18 @@ func build(args []string) error {
 		return err
 	}
 	var index []entry
-	for _, im := range ociimage.Images {
+	for _, im := range images.Images {
 		img := imgs[im.Name]
 		ref := im.Ref(version.Registry, version.Version)
 		file := filepath.Join(*out, im.Name+".tar")
-		if err := ociimage.WriteTarball(img, ref, file); err != nil {
+		if err := images.WriteTarball(img, ref, file); err != nil {
 			return err
 		}
 		digest, err := img.Digest()
 		if err != nil {
 			return err
 		}
-		size, err := ociimage.CompressedSize(img)
+		size, err := images.CompressedSize(img)
 		if err != nil {
 			return err
 		}
@@ -101,13 +101,13 @@ func push(args []string) error {
 	insecure := fs.Bool("insecure", false, "plain HTTP (a local registry)")
 	_ = fs.Parse(args)
 	ctx := context.Background()
-	for _, im := range ociimage.Images {
+	for _, im := range images.Images {
 		img, err := tarball.ImageFromPath(filepath.Join(*in, im.Name+".tar"), nil)
 		if err != nil {
 			return fmt.Errorf("%s: %w (run make images first)", im.Name, err)
 		}
 		ref := im.Ref(*registry, *tag)
-		if err := ociimage.Push(ctx, img, ref, *insecure); err != nil {
+		if err := images.Push(ctx, img, ref, *insecure); err != nil {
 			return err
 		}
 		fmt.Println("pushed", ref)

@@ -1,4 +1,4 @@
-// Package ociimage builds berth's container images without a Docker
+// Package images builds berth's container images without a Docker
 // daemon (go-containerregistry), writes them as docker-archive tarballs
 // that `ctr images import` and `kind load image-archive` read, and pushes
 // them to a registry.
@@ -16,4 +16,4 @@
 //     program under several names are symlinks to one copy.
 //   - Labels follow the OCI annotations: org.opencontainers.image.source,
 //     .revision, .version, .title, .description.
-package ociimage
+package images

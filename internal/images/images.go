@@ -1,4 +1,4 @@
-package ociimage
+package images
 
 import (
 	"fmt"
