@@ -23,22 +23,24 @@ build: ## Build every command into bin/.
 	go build -o bin/ ./cmd/...
 
 # berth's images (internal/images), built without a Docker daemon: static
-# binaries, then docker-archive tarballs in bin/images/ tagged
-# $(REGISTRY)/<name>:$(VERSION). Reproducible: the same commit gives the same
-# digests (the images' time is the commit's).
-VERSION       := $(shell cat version/VERSION)
-REGISTRY      ?= ghcr.io/berthdev
-TAG           ?= $(VERSION)
-IMAGE_BINS    := berth-webhook berth-reconciler berth berth-test-engine berth-pause
-IMAGES_DIR    := bin/images
-GIT_REVISION  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-SOURCE_EPOCH  := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# binaries of the commands the images carry (the list is
+# internal/images.Images; `go run ./hack/images binaries` prints them), then
+# docker-archive tarballs in bin/images/ tagged ghcr.io/berthdev/<name>:$(VERSION)
+# and bin/images/index.json. Reproducible: the same commit gives the same
+# digests (the images' time is SOURCE_DATE_EPOCH, by default the commit's).
+VERSION           := $(shell cat version/VERSION)
+REGISTRY          ?= ghcr.io/berthdev
+TAG               ?= $(VERSION)
+IMAGES_DIR        := bin/images
+GIT_REVISION      := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
 .PHONY: images
 images: ## Build berth's container images into bin/images/ (no Docker).
 	@rm -rf $(IMAGES_DIR)/bin && mkdir -p $(IMAGES_DIR)/bin
-	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -buildid=" -o $(IMAGES_DIR)/bin/ $(addprefix ./cmd/,$(IMAGE_BINS))
-	go run ./hack/images build -bin $(IMAGES_DIR)/bin -out $(IMAGES_DIR) -revision $(GIT_REVISION) -epoch $(SOURCE_EPOCH)
+	bins=$$(go run ./hack/images binaries); \
+	  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -buildid=" -o $(IMAGES_DIR)/bin/ $$(printf './cmd/%s ' $$bins)
+	go run ./hack/images build -bin $(IMAGES_DIR)/bin -out $(IMAGES_DIR) -revision $(GIT_REVISION) -epoch $(SOURCE_DATE_EPOCH)
 
 .PHONY: push
 push: ## Push the images of bin/images/ to REGISTRY with TAG (docker config credentials; no Docker).

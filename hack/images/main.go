@@ -2,8 +2,13 @@
 // (`make images`) and pushes them (`make push`). See package
 // internal/images.
 //
+//	go run ./hack/images binaries
 //	go run ./hack/images build -bin DIR -out bin/images -revision SHA -epoch UNIX
 //	go run ./hack/images push -in bin/images -registry REGISTRY -tag TAG [-insecure]
+//
+// binaries prints the commands (./cmd/<name>) the images carry, one per
+// line, for the Makefile to build: the image list (images.Images) is the
+// only place an image is added.
 package main
 
 import (
@@ -23,17 +28,21 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: images build|push [flags]")
+		fmt.Fprintln(os.Stderr, "usage: images binaries|build|push [flags]")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
+	case "binaries":
+		for _, b := range images.Binaries() {
+			fmt.Println(b)
+		}
 	case "build":
 		err = build(os.Args[2:])
 	case "push":
 		err = push(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want build or push", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want binaries, build or push", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "images: %v\n", err)
@@ -47,6 +56,7 @@ type entry struct {
 	Ref    string `json:"ref"`
 	Digest string `json:"digest"`
 	Size   int64  `json:"compressedBytes"`
+	Raw    int64  `json:"uncompressedBytes"`
 	File   string `json:"file"`
 }
 
@@ -58,39 +68,53 @@ func build(args []string) error {
 	epoch := fs.Int64("epoch", 0, "the images' time, seconds since 1970 (the commit's time)")
 	_ = fs.Parse(args)
 	if *bin == "" {
-		return fmt.Errorf("build: -bin is required")
+		return fmt.Errorf("build: -bin is required (the folder of the static binaries: go run ./hack/images binaries)")
 	}
-	imgs, err := images.BuildAll(*bin, *revision, time.Unix(*epoch, 0))
+	index, err := buildAll(*bin, *out, *revision, time.Unix(*epoch, 0))
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
+	for _, e := range index {
+		fmt.Printf("%-18s %s %s %6.1f MiB compressed, %6.1f MiB uncompressed\n",
+			e.Name, e.Ref, e.Digest, float64(e.Size)/(1<<20), float64(e.Raw)/(1<<20))
+	}
+	return nil
+}
+
+// buildAll builds every image from the binaries in bin, writes each as
+// out/<name>.tar tagged at berth's registry and version, and the listing
+// out/index.json.
+func buildAll(bin, out, revision string, epoch time.Time) ([]entry, error) {
+	imgs, err := images.BuildAll(bin, revision, epoch)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
 	}
 	var index []entry
 	for _, im := range images.Images {
 		img := imgs[im.Name]
 		ref := im.Ref(version.Registry, version.Version)
-		file := filepath.Join(*out, im.Name+".tar")
+		file := filepath.Join(out, im.Name+".tar")
 		if err := images.WriteTarball(img, ref, file); err != nil {
-			return err
+			return nil, err
 		}
 		digest, err := img.Digest()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		size, err := images.CompressedSize(img)
+		size, raw, err := images.Sizes(img)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("image %s: %w", im.Name, err)
 		}
-		index = append(index, entry{Name: im.Name, Ref: ref, Digest: digest.String(), Size: size, File: file})
-		fmt.Printf("%-20s %s %s %6.1f MiB compressed\n", im.Name, ref, digest, float64(size)/(1<<20))
+		index = append(index, entry{Name: im.Name, Ref: ref, Digest: digest.String(), Size: size, Raw: raw, File: file})
 	}
 	data, err := json.MarshalIndent(index, "", "  ")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(filepath.Join(*out, "index.json"), append(data, '\n'), 0o644)
+	return index, os.WriteFile(filepath.Join(out, "index.json"), append(data, '\n'), 0o644)
 }
 
 func push(args []string) error {

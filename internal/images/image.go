@@ -15,6 +15,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/crypto/x509roots/fallback/bundle"
@@ -165,19 +166,24 @@ func WriteTarball(img v1.Image, ref, file string) error {
 	return tarball.WriteToFile(file, tag, img)
 }
 
-// CompressedSize is the sum of img's compressed layers.
-func CompressedSize(img v1.Image) (int64, error) {
+// Sizes are the sums of img's layers, compressed (what a registry stores
+// and a pull downloads) and uncompressed (the tar streams).
+func Sizes(img v1.Image) (compressed, uncompressed int64, err error) {
 	layers, err := img.Layers()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var n int64
 	for _, l := range layers {
-		s, err := l.Size()
+		c, err := l.Size()
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		n += s
+		u, err := partial.UncompressedSize(l)
+		if err != nil {
+			return 0, 0, err
+		}
+		compressed += c
+		uncompressed += u
 	}
-	return n, nil
+	return compressed, uncompressed, nil
 }
