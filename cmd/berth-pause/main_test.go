@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -40,4 +42,22 @@ func TestProcessStopsOnSIGTERM(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait())
 	assert.Equal(t, 0, cmd.ProcessState.ExitCode())
+}
+
+// reap collects exited children: a zombie left by a process of the pod is
+// gone after it (what PID 1 must do).
+func TestReapCollectsZombies(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "exit 3")
+	require.NoError(t, cmd.Start())
+	pid := cmd.Process.Pid
+	stat := fmt.Sprintf("/proc/%d/stat", pid)
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(stat)
+		// The state follows the command name in parentheses: "Z" is a zombie.
+		return err == nil && strings.HasPrefix(string(data[strings.LastIndexByte(string(data), ')')+1:]), " Z")
+	}, 5*time.Second, 10*time.Millisecond, "the child exits and stays a zombie until reaped")
+	reap()
+	_, err := os.Stat(stat)
+	assert.True(t, os.IsNotExist(err), "reaped: /proc/%d is gone", pid)
+	reap() // nothing left to reap: returns at once
 }
