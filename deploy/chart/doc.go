@@ -12,8 +12,10 @@
 //   - Values are substituted only where the chart has a knob:
 //     namespace.name (for berth-system; not the release's namespace, so the
 //     chart can create it with its Pod Security labels), namespace.create, each Deployment's
-//     replicas, image and pull policy, the reconciler's model inspector
-//     image, certificates.mode (the objects of overlays/self-managed or
+//     replicas, image and pull policy, the images the Deployments' flags
+//     name (webhook.modelDownloaderImage, reconciler.modelInspectorImage),
+//     all defaulting to images.registry and images.tag (empty: the chart's
+//     appVersion), certificates.mode (the objects of overlays/self-managed or
 //     overlays/cert-manager), webhook.url and webhook.caBundle (a webhook
 //     outside the cluster), runtimes.enabled (the berth-runtimes
 //     component) and acceleratorClasses.enabled.
