@@ -380,9 +380,10 @@ func TestRBAC(t *testing.T) {
 // TestReconcilerRBAC pins the reconciler's least privilege: it reads the
 // decision's inputs and models, writes InferenceService and model status,
 // patches services only for the model metadata nudge, gets (never lists)
-// Secrets, runs inspector Jobs, creates and deletes pods (never updates
-// them), manages Services and HPAs, records events, and touches Leases
-// only in berth's namespace.
+// Secrets, runs inspector Jobs, creates and deletes pods (patching only
+// their labels), manages Services, HPAs and the routers' ServiceAccounts,
+// Roles and RoleBindings, records events, and touches Leases only in
+// berth's namespace.
 func TestReconcilerRBAC(t *testing.T) {
 	objs := render(t, "self-managed")
 	var got []string
@@ -405,7 +406,14 @@ func TestReconcilerRBAC(t *testing.T) {
 	add("", []string{"/secrets"}, []string{"get"}) // storage.key, one GET: never list or watch
 	add("", []string{"batch/jobs"}, []string{"get", "create", "delete"})
 	add("", []string{"ome.io/servingruntimes/status", "ome.io/clusterservingruntimes/status"}, []string{"get", "update"})
-	add("", []string{"/pods"}, []string{"get", "list", "watch", "create", "delete"})
+	// Pods: patched only for the labels OME's runtimes select on.
+	add("", []string{"/pods"}, []string{"get", "list", "watch", "create", "delete", "patch"})
+	// The router's ServiceAccount, Role and RoleBinding. The Role grants
+	// pods get/list/watch, which the reconciler may grant only because it
+	// holds them itself (the pods line above; RBAC's escalation rule), so
+	// it needs neither escalate nor bind.
+	add("", []string{"/serviceaccounts"}, []string{"get", "list", "watch", "create", "update"})
+	add("", []string{"rbac.authorization.k8s.io/roles", "rbac.authorization.k8s.io/rolebindings"}, []string{"get", "list", "watch", "create", "update", "delete"})
 	add("", []string{"/services", "autoscaling/horizontalpodautoscalers"}, []string{"get", "list", "watch", "create", "update", "delete"})
 	add("", []string{"/events", "events.k8s.io/events"}, []string{"create", "patch"})
 	add(namespace, []string{"coordination.k8s.io/leases"}, []string{"get", "create", "update"})
