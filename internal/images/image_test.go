@@ -3,8 +3,11 @@ package images
 import (
 	"archive/tar"
 	"context"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -136,4 +139,36 @@ func TestTarballAndPush(t *testing.T) {
 	require.NoError(t, err)
 	pd, _ := pulled.Digest()
 	assert.Equal(t, want, pd)
+}
+
+// Push authenticates with the docker config's credentials
+// (authn.DefaultKeychain, $DOCKER_CONFIG): a registry that wants them
+// refuses the push without, and takes it with.
+func TestPushUsesDockerConfig(t *testing.T) {
+	spec, err := Images[0].Spec(fakeBins(t), "abc", time.Unix(5, 0))
+	require.NoError(t, err)
+	img, err := Build(spec)
+	require.NoError(t, err)
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if user, pass, ok := r.BasicAuth(); !ok || user != "berth" || pass != "s3cret" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			http.Error(w, "credentials, please", http.StatusUnauthorized)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	ref := u.Host + "/berthdev/berth-webhook:test"
+
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	err = Push(context.Background(), img, ref, true)
+	require.Error(t, err, "no credentials")
+	assert.Contains(t, err.Error(), "push "+ref)
+
+	cfg := fmt.Sprintf(`{"auths": {%q: {"auth": %q}}}`, u.Host, base64.StdEncoding.EncodeToString([]byte("berth:s3cret")))
+	require.NoError(t, os.WriteFile(filepath.Join(os.Getenv("DOCKER_CONFIG"), "config.json"), []byte(cfg), 0o600))
+	require.NoError(t, Push(context.Background(), img, ref, true))
 }
