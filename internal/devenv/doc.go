@@ -14,6 +14,13 @@
 // "default-scheduler"; a pod chooses with spec.schedulerName. No Volcano
 // scheduler runs.
 //
+// A real node (package node: containerd, kubelet, kube-proxy, CoreDNS)
+// runs next to the fleet when Options.RealNode asks for one and the
+// machine can run it (root, cgroups, `make deps`, `make images`); where it
+// cannot, Env.NodeErr says why and everything else runs as before. With
+// it the apiserver also serves pods (cluster.Options.NodeIP), so berth can
+// be installed in the cluster and a service's containers really run.
+//
 // Rules:
 //   - Components are passed explicitly: Up(ctx, Options{Components:
 //     []Component{Webhook(bin), Reconciler(bin)}}). There is no

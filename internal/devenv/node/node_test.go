@@ -1,0 +1,105 @@
+package node
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+// Preflight names every missing part and how to get it.
+func TestPreflightNamesWhatIsMissing(t *testing.T) {
+	err := Preflight(Binaries{Kubelet: "/nonexistent/kubelet"}, nil, "")
+	require.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{
+		`kubelet not found ("/nonexistent/kubelet"): make deps`,
+		`kube-proxy not found (""): make deps`,
+		"containerd not found", "apt-get install containerd",
+		"runc not found", "iptables not found",
+		"no CNI plugins in /usr/lib/cni or /opt/cni/bin: apt-get install containernetworking-plugins",
+		"no images to load (bin/images/*.tar): run `make images`",
+	} {
+		assert.Contains(t, msg, want)
+	}
+	if os.Geteuid() != 0 {
+		assert.Contains(t, msg, "not root")
+	}
+}
+
+func TestCheckCgroups(t *testing.T) {
+	v1 := t.TempDir()
+	for _, c := range []string{"cpu", "memory", "pids"} {
+		require.NoError(t, os.Mkdir(filepath.Join(v1, c), 0o755))
+	}
+	assert.NoError(t, checkCgroups(v1))
+
+	v2 := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(v2, "cgroup.controllers"), []byte("cpuset cpu io memory pids\n"), 0o644))
+	assert.NoError(t, checkCgroups(v2))
+	require.NoError(t, os.WriteFile(filepath.Join(v2, "cgroup.controllers"), []byte("cpuset io pids\n"), 0o644))
+	assert.ErrorContains(t, checkCgroups(v2), "lacks the cpu controller")
+
+	assert.ErrorContains(t, checkCgroups(t.TempDir()), "no cgroup cpu hierarchy")
+}
+
+func TestUnescapeMount(t *testing.T) {
+	assert.Equal(t, "/a b/c", unescapeMount(`/a\040b/c`))
+	assert.Equal(t, "/plain", unescapeMount("/plain"))
+	assert.Equal(t, `/odd\x`, unescapeMount(`/odd\x`))
+}
+
+func testNode(t *testing.T) *Node {
+	return &Node{Dir: t.TempDir(), socket: "/run/berth-node-x/containerd.sock", opts: Options{
+		PauseImage: "ghcr.io/berthdev/berth-pause:0.1.0", ServiceCIDR: "10.0.0.0/16",
+		Binaries:    Binaries{Runc: "/usr/sbin/runc", CNIDir: "/usr/lib/cni"},
+		Credentials: Credentials{CAFile: "/x/ca.crt"},
+	}}
+}
+
+// The rules of the package's doc, as the configuration files carry them.
+func TestConfigurations(t *testing.T) {
+	n := testNode(t)
+	ctr := n.containerdConfig("/run/berth-node-x/state")
+	for _, want := range []string{`sandbox_image = "ghcr.io/berthdev/berth-pause:0.1.0"`, "restrict_oom_score_adj = true",
+		"SystemdCgroup = false", `snapshotter = "overlayfs"`, `address = "/run/berth-node-x/containerd.sock"`} {
+		assert.Contains(t, ctr, want)
+	}
+	require.NoError(t, registryHosts(n.path("certs.d")))
+	hosts, err := os.ReadFile(n.path("certs.d", "_default", "hosts.toml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(hosts), `server = "`+ClosedRegistry+`"`, "every registry is closed")
+
+	var kubelet map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(n.kubeletConfig(10250, 10248)), &kubelet))
+	assert.Equal(t, []any{map[string]any{"key": Label, "value": LabelValue, "effect": "NoSchedule"}}, kubelet["registerWithTaints"])
+	assert.Equal(t, []any{GatewayIP}, kubelet["clusterDNS"])
+	assert.Equal(t, GatewayIP, kubelet["address"], "the kubelet listens on the pod network's gateway only")
+	assert.EqualValues(t, 100, kubelet["imageGCHighThresholdPercent"], "loaded images are never collected: they cannot be pulled back")
+	assert.Equal(t, false, kubelet["authentication"].(map[string]any)["anonymous"].(map[string]any)["enabled"])
+
+	var proxy map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(n.proxyConfig("/k", 1, 2)), &proxy))
+	assert.Equal(t, true, proxy["iptables"].(map[string]any)["masqueradeAll"])
+	assert.Equal(t, "127.0.0.1:1", proxy["healthzBindAddress"])
+
+	core := corefile("/k", 1, 2)
+	assert.Contains(t, core, "bind "+GatewayIP)
+	assert.NotContains(t, core, "forward", "no upstream: the machine has no network")
+}
+
+func TestCNIConfig(t *testing.T) {
+	n := testNode(t)
+	require.NoError(t, n.writeCNIConfig())
+	data, err := os.ReadFile(n.path("cni", "net.d", "10-berth.conflist"))
+	require.NoError(t, err)
+	s := string(data)
+	for _, want := range []string{`"bridge": "berth0"`, `"subnet": "10.244.0.0/24"`, `"hairpinMode": true`, `"ipMasq": true`} {
+		assert.Contains(t, s, want)
+	}
+	assert.True(t, strings.Contains(s, n.path("cni", "ipam")), "IPAM state lives in the node's folder")
+}
