@@ -12,8 +12,13 @@
 //   - Reproducible: the same files, entrypoint, labels and epoch give the
 //     same digest. Tar entries are sorted, owned by root, with fixed modes
 //     and the epoch as their time; the config's created time is the epoch
-//     (`make images` passes the commit's time). Files that are the same
-//     program under several names are symlinks to one copy.
+//     (`make images` passes SOURCE_DATE_EPOCH, by default the last commit's
+//     time). Files that are the same program under several names are
+//     symlinks to one copy.
+//   - Images (images.go) is the one list of images: the Makefile builds
+//     the commands it names (hack/images binaries), and deploy's tests
+//     require every berth image a manifest or default names to be in it.
 //   - Labels follow the OCI annotations: org.opencontainers.image.source,
-//     .revision, .version, .title, .description.
+//     .revision, .version, .title, .description (no .licenses: the
+//     repository states no licence yet).
 package images
