@@ -89,13 +89,15 @@ func resolvedCondition(resolved bool, resolveError string) Condition {
 }
 
 // readyReason is a component's Ready reason: AllGroupsReady, or during a
-// roll within maxUnavailable RollingUpdate (both Ready), else
-// Unschedulable, PodsFailing or GroupsNotReady.
+// roll within maxUnavailable RollingUpdate (both Ready: the component
+// serves), else Unschedulable, ContainersStuck, PodsFailing or
+// GroupsNotReady. Ready means serving: a component with desired groups and
+// none Ready is never Ready, whatever maxUnavailable allows.
 func readyReason(s Status) string {
 	switch {
 	case s.Unavailable == 0:
 		return ReasonAllGroupsReady
-	case s.Progressing == ProgressRollingUpdate && s.Unavailable <= s.MaxUnavailable:
+	case s.Progressing == ProgressRollingUpdate && s.Unavailable <= s.MaxUnavailable && s.Ready > 0:
 		return ProgressRollingUpdate
 	case s.Unschedulable > 0:
 		return ReasonUnschedulable

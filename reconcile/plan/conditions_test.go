@@ -54,6 +54,14 @@ func TestConditions(t *testing.T) {
 			cond("Progressing", "True", "Starting", "engine: 0/1 groups ready"),
 			cond("Degraded", "True", "ContainersStuck", "engine: 1 group stuck: "+pull),
 		}},
+		{name: "a roll of a one-group service whose only group is down is not Ready: nothing serves",
+			components: []Status{{Component: "engine", Desired: 1, MaxUnavailable: 1, Replicas: 1, Ready: 0, Updated: 1,
+				Unavailable: 1, Progressing: ProgressRollingUpdate}}, resolved: true, want: []Condition{
+				resolved,
+				cond("Ready", "False", "GroupsNotReady", "engine: 0/1 groups ready"),
+				cond("Progressing", "True", "RollingUpdate", "engine: rolling update, 1/1 groups updated, 0/1 ready"),
+				cond("Degraded", "False", "AsExpected", ""),
+			}},
 		{name: "scaling", components: []Status{{Component: "engine", Desired: 3, MaxUnavailable: 1, Replicas: 1, Ready: 1, Updated: 1,
 			Unavailable: 2, Progressing: ProgressScaling}}, resolved: true, want: []Condition{
 			resolved,

@@ -151,7 +151,8 @@
 // above the partition remain), Scaling (live groups differ from Replicas),
 // Recovering (groups are failing), Starting (anything else in flight), or
 // "" at rest. Conditions gives Ready True when every desired group is
-// Ready, or during a roll while no more than MaxUnavailable are not;
+// Ready, or during a roll while no more than MaxUnavailable are not and
+// at least one is (Ready means serving);
 // otherwise False with Unschedulable, ContainersStuck, PodsFailing or
 // GroupsNotReady. Degraded is True for a pin that no longer resolves,
 // failing groups, unschedulable pods or stuck containers. A container is

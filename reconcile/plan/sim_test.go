@@ -152,6 +152,7 @@ func (s *sim) step() Step {
 	s.maxUnavail = max(s.maxUnavail, u0)
 	st := Next(s.spec, s.observe(), s.memory, s.now)
 	s.checkStep(st)
+	s.checkReady(st, before)
 	deleted := map[string]bool{}
 	for _, d := range st.Delete {
 		deleted[d.Name] = true
@@ -166,6 +167,20 @@ func (s *sim) step() Step {
 	s.memory = st.Backoff
 	s.steps++
 	return st
+}
+
+// checkReady: Ready means serving. The Ready condition the step's status
+// gives is True only while at least one group is Ready and no more than
+// maxUnavailable of the desired groups are not.
+func (s *sim) checkReady(st Step, ready map[int32]bool) {
+	s.t.Helper()
+	for _, c := range Conditions([]Status{st.Status}, true, "") {
+		if c.Type != v1beta1.ConditionReady || c.Status != ConditionTrue || s.spec.Replicas == 0 {
+			continue
+		}
+		require.Positive(s.t, len(ready), "tick %d: Ready=True (%s) with no Ready group", s.tick, c.Message)
+		require.LessOrEqual(s.t, s.unavailable(ready), s.maxUnavailable(), "tick %d: Ready=True (%s) with %d groups unavailable", s.tick, c.Message, s.unavailable(ready))
+	}
 }
 
 // checkStep checks a step against the world: deletes name live pods by
@@ -412,6 +427,22 @@ func TestSimBadImageStopsTheRoll(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A one-group service whose only engine hangs (not Ready) when a new
+// revision arrives, and whose new image never gets Ready either: nothing
+// serves during the whole roll, so it is never Ready (checkReady runs at
+// every tick), whatever maxUnavailable allows.
+func TestSimOneGroupNothingServesIsNotReady(t *testing.T) {
+	s := startSim(t, mkSpec(1))
+	for _, p := range s.pods {
+		p.Ready = false
+	}
+	s.readyAfter["old"], s.readyAfter["new"] = -1, -1
+	s.hurt[0] = true
+	s.spec.Revision = "new"
+	s.runFor(50)
+	assert.Equal(t, []int32{0}, s.rolled, "the only group was rolled")
 }
 
 func diffs(ticks []int) []int {
