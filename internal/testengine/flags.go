@@ -391,9 +391,16 @@ func parseAdapters(vals []string) ([]Adapter, error) {
 	return out, nil
 }
 
+// parseSelector reads key=value items, given as separate arguments or
+// several in one argument separated by spaces (as OME's runtimes write
+// "component=engine ome.io/inferenceservice=$(INFERENCESERVICE_NAME)").
 func parseSelector(vals []string) (map[string]string, error) {
 	sel := make(map[string]string, len(vals))
+	var items []string
 	for _, v := range vals {
+		items = append(items, strings.Fields(v)...)
+	}
+	for _, v := range items {
 		k, val, ok := strings.Cut(v, "=")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("selector item %q is not key=value", v)

@@ -58,6 +58,14 @@ func TestParse(t *testing.T) {
 			check: func(t *testing.T, c Config) {
 				assert.Equal(t, []string{"ignored flag --random-seed -1: the test engine has no GPU"}, c.Ignored)
 			}},
+		{name: "OME's router: several selector items in one argument",
+			argv: cat(router, "--pd-disaggregation", "--service-discovery", "--service-discovery-namespace", "ns", "--service-discovery-port", "8080",
+				"--prefill-selector", "component=engine ome.io/inferenceservice=x",
+				"--decode-selector", "component=decoder ome.io/inferenceservice=x"),
+			check: func(t *testing.T, c Config) {
+				assert.Equal(t, map[string]string{"component": "engine", "ome.io/inferenceservice": "x"}, c.Router.PrefillSelector)
+				assert.Equal(t, map[string]string{"component": "decoder", "ome.io/inferenceservice": "x"}, c.Router.DecodeSelector)
+			}},
 		{name: "router PD with discovery, selectors of several values",
 			argv: cat(router, "--host", "0.0.0.0", "--port", "8080", "--pd-disaggregation", "--policy", "cache_aware",
 				"--service-discovery", "--service-discovery-namespace", "ns", "--service-discovery-port", "8080",

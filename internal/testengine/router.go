@@ -93,6 +93,9 @@ func (r *Router) Handler() http.Handler {
 		mux.HandleFunc(pattern, r.metrics.instrument(endpoint, h))
 	}
 	route("GET /health", "/health", r.health)
+	// The SGLang model gateway's probe paths, which OME's runtimes use.
+	route("GET /readiness", "/readiness", r.health)
+	route("GET /liveness", "/liveness", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	route("GET /v1/models", "/v1/models", r.models)
 	route("POST /v1/completions", "/v1/completions", r.generate)
 	route("POST /v1/chat/completions", "/v1/chat/completions", r.generate)
