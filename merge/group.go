@@ -148,6 +148,32 @@ func LeaderAddress(service, namespace, component string, group int) string {
 	return leader + "." + GroupServiceName(service, component, group) + "." + namespace
 }
 
+// Labels OME's own runtimes select pods on, which berth's pods carry next
+// to its identity labels so that those runtimes' routers, applied
+// unchanged, find their workers: OME labels every pod component=<engine|
+// decoder|router>, and its multi-node PD runtimes select group leaders by
+// the LeaderWorkerSet label worker-index=0. They are set by the reconciler
+// (OMECompatLabels), outside SkeletonPod and so outside every revision:
+// adding them rolls no running group. Like the identity labels, a runtime
+// or service label cannot override them.
+const (
+	LabelOMEComponent   = "component"
+	LabelLWSWorkerIndex = "leaderworkerset.sigs.k8s.io/worker-index"
+)
+
+// OMECompatLabels are the labels OME's runtimes select on for a pod of
+// component with identity g: component, and for multi-pod groups the
+// LeaderWorkerSet worker index (the leader is 0). Only the worker index
+// label of LeaderWorkerSet is set, never its set name, so LeaderWorkerSet's
+// own webhook and controller ignore the pods.
+func OMECompatLabels(component string, g GroupIdentity) map[string]string {
+	l := map[string]string{LabelOMEComponent: component}
+	if g.Role != "" {
+		l[LabelLWSWorkerIndex] = strconv.Itoa(g.WorkerIndex)
+	}
+	return l
+}
+
 // SkeletonPod is the pod the reconciler creates for one member of a serving
 // group, before the pod webhook completes it with ComposePod: its name
 // (PodName) in the service's namespace; the identity labels

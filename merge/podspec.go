@@ -110,5 +110,5 @@ func mergeMetadata(base, over map[string]string, protected []string) map[string]
 
 var identityLabels = []string{
 	v1beta1.LabelInferenceService, v1beta1.LabelComponent, v1beta1.LabelRole,
-	v1beta1.LabelGroupIndex, v1beta1.LabelWorkerIndex,
+	v1beta1.LabelGroupIndex, v1beta1.LabelWorkerIndex, LabelOMEComponent, LabelLWSWorkerIndex,
 }
