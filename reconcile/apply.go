@@ -21,13 +21,15 @@ import (
 // creates of skeleton pods with deterministic names (AlreadyExists is
 // success), then the step's events. Every write is recorded in the
 // expectations before it is sent.
-func (c *Controller) apply(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, step plan.Step, gang *gangPlan) error {
+//
+// routerSA is the ServiceAccount router pods run under ("" for none).
+func (c *Controller) apply(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, step plan.Step, gang *gangPlan, routerSA string) error {
 	var errs []error
 	for _, d := range step.Delete {
 		errs = append(errs, c.deletePod(ctx, key, isvc.Namespace, d))
 	}
 	for _, p := range step.Create {
-		errs = append(errs, c.createPod(ctx, key, isvc, t, p, gang))
+		errs = append(errs, c.createPod(ctx, key, isvc, t, p, gang, routerSA))
 	}
 	for _, e := range step.Events {
 		c.recorder.Event(isvc, e.Type, e.Reason, e.Message)
@@ -44,6 +46,12 @@ func skeleton(isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.
 		g.LeaderAddress = merge.LeaderAddress(isvc.Name, isvc.Namespace, t.Component, int(p.Group))
 	}
 	pod := merge.SkeletonPod(isvc, t.Component, g)
+	// The labels OME's runtimes select on, outside merge.SkeletonPod (and
+	// so outside the revision): they reach new pods without a roll, and
+	// syncPodLabels adds them to running ones.
+	for k, v := range merge.OMECompatLabels(t.Component, g) {
+		pod.Labels[k] = v
+	}
 	if p.RecreateCount > 0 {
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}
@@ -53,8 +61,14 @@ func skeleton(isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.
 	return pod
 }
 
-func (c *Controller) createPod(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.PodID, gang *gangPlan) error {
+func (c *Controller) createPod(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.PodID, gang *gangPlan, routerSA string) error {
 	pod := skeleton(isvc, t, p)
+	if t.Component == v1beta1.ComponentRouter {
+		// Outside merge.SkeletonPod, so outside every revision: giving the
+		// router its account rolls nothing. A runtime or the service may
+		// still name another (the pod webhook lays theirs over it).
+		pod.Spec.ServiceAccountName = routerSA
+	}
 	gang.mark(isvc, pod, t.Component, p.Group)
 	c.exp.ExpectCreate(key, pod.Name)
 	c.m.write("create", "pods")

@@ -21,6 +21,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	autoscalinglisters "k8s.io/client-go/listers/autoscaling/v2"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -80,6 +81,10 @@ type Controller struct {
 	pods            corelisters.PodLister
 	svcs            corelisters.ServiceLister
 	hpas            autoscalinglisters.HorizontalPodAutoscalerLister
+	// The router's ServiceAccount, Role and RoleBinding (routerrbac.go).
+	serviceAccounts corelisters.ServiceAccountLister
+	roles           rbaclisters.RoleLister
+	roleBindings    rbaclisters.RoleBindingLister
 	baseModels      listers.BaseModelLister
 	clusterModels   listers.ClusterBaseModelLister
 	serviceIndex    cache.Indexer // services by spec.model.name
@@ -171,6 +176,8 @@ func (c *Controller) wireInformers() {
 	hpas := c.kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers()
 	c.services, c.runtimes, c.clusterRuntimes = isvcs.Lister(), rts.Lister(), crts.Lister()
 	c.classes, c.profiles, c.pods, c.svcs, c.hpas = acs.Lister(), profs.Lister(), pods.Lister(), svcs.Lister(), hpas.Lister()
+	sas, roles, bindings := c.kubeInformers.Core().V1().ServiceAccounts(), c.kubeInformers.Rbac().V1().Roles(), c.kubeInformers.Rbac().V1().RoleBindings()
+	c.serviceAccounts, c.roles, c.roleBindings = sas.Lister(), roles.Lister(), bindings.Lister()
 
 	must := func(_ cache.ResourceEventHandlerRegistration, err error) { utilruntime.Must(err) }
 	must(isvcs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -190,6 +197,9 @@ func (c *Controller) wireInformers() {
 	}
 	must(svcs.Informer().AddEventHandler(owned))
 	must(hpas.Informer().AddEventHandler(owned))
+	for _, inf := range []cache.SharedIndexInformer{sas.Informer(), roles.Informer(), bindings.Informer()} {
+		must(inf.AddEventHandler(owned))
+	}
 	// A change to a runtime, class or profile changes the revision (or the
 	// resolvability) of every service pinned to it.
 	inputs := cache.ResourceEventHandlerFuncs{
@@ -207,7 +217,8 @@ func (c *Controller) wireInformers() {
 		}))
 	}
 	c.synced = []cache.InformerSynced{isvcs.Informer().HasSynced, rts.Informer().HasSynced, crts.Informer().HasSynced,
-		acs.Informer().HasSynced, profs.Informer().HasSynced, pods.Informer().HasSynced, svcs.Informer().HasSynced, hpas.Informer().HasSynced}
+		acs.Informer().HasSynced, profs.Informer().HasSynced, pods.Informer().HasSynced, svcs.Informer().HasSynced, hpas.Informer().HasSynced,
+		sas.Informer().HasSynced, roles.Informer().HasSynced, bindings.Informer().HasSynced}
 }
 
 // Run starts the informers and workers and blocks until ctx is done.

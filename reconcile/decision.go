@@ -30,6 +30,9 @@ type decision struct {
 	// the webhook still completes pods from it, so groups are managed, but
 	// the service is Degraded until someone decides.
 	disabled string
+	// router is the router's ServiceAccount, or the conflict that keeps
+	// it from one (routerrbac.go); set by sync, not by resolve.
+	router routerAccess
 }
 
 // unresolved says why a service's pin cannot be read back. It is reported

@@ -64,6 +64,8 @@ func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopolog
 			mc.Message = resolvedMessage(isvc, dec)
 		case c.Type == v1beta1.ConditionDegraded && dec != nil && dec.disabled != "" && c.Status == plan.ConditionFalse:
 			mc.Status, mc.Reason, mc.Message = metav1.ConditionTrue, ReasonRuntimeDisabled, dec.disabled
+		case c.Type == v1beta1.ConditionDegraded && dec != nil && dec.router.conflict != "" && c.Status == plan.ConditionFalse:
+			mc.Status, mc.Reason, mc.Message = metav1.ConditionTrue, ReasonRouterRBACConflict, dec.router.conflict
 		}
 		meta.SetStatusCondition(&st.Conditions, mc)
 	}

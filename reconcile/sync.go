@@ -88,6 +88,9 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return requeue, c.writeStatus(ctx, isvc, nil, nil, dec, unres, pods, nil) // requeue: renudge's next look
 	}
 	topo := merge.Topology(isvc, dec.runtime)
+	if dec.router, err = c.syncRouterRBAC(ctx, isvc, topo); err != nil {
+		return 0, err
+	}
 	results, gang, err := c.syncComponents(ctx, key, isvc, dec, topo, pods)
 	var ce *composeError
 	if errors.As(err, &ce) {
@@ -101,6 +104,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	}
 	var errs []error
 	errs = append(errs, c.deleteStrayPods(ctx, key, isvc, topo, pods))
+	errs = append(errs, c.syncPodLabels(ctx, pods))
 	errs = append(errs, c.syncServices(ctx, isvc, topo, results, pods))
 	errs = append(errs, c.syncHPA(ctx, isvc, topo[0]))
 	errs = append(errs, c.writeStatus(ctx, isvc, topo, results, dec, nil, pods, gang))
@@ -126,7 +130,7 @@ func (c *Controller) syncComponents(ctx context.Context, key string, isvc *v1bet
 	}
 	var results []componentResult
 	for _, p := range ps {
-		if err := c.apply(ctx, key, isvc, p.topo, p.step, gang); err != nil {
+		if err := c.apply(ctx, key, isvc, p.topo, p.step, gang, dec.router.serviceAccount); err != nil {
 			return nil, nil, err
 		}
 		results = append(results, componentResult{topo: p.topo, revision: p.revision, step: p.step})
