@@ -184,7 +184,6 @@ func resourceOf(kind string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}
 }
 
-
 // An owned Role someone widened is narrowed back to reading pods.
 func TestRouterRoleNarrowedBack(t *testing.T) {
 	f := newFixture(t, pdRouterRuntimeObj(), pdRouterServiceObj())
