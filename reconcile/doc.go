@@ -30,10 +30,71 @@
 //  4. An autoscaling/v2 HorizontalPodAutoscaler <isvc> when the engine's
 //     scaleMetric is cpu or memory, scaling spec.engine.replicas through
 //     the scale subresource within minReplicas and maxReplicas.
+//  5. With a router: a ServiceAccount, a Role and a RoleBinding, all
+//     <isvc>-router (routerrbac.go; below).
 //
 // Everything carries the label ome.io/inferenceservice and a controller
 // owner reference, so deleting the service garbage-collects it, and the
 // informers watch only labelled objects.
+//
+// # The router's account (routerrbac.go)
+//
+// A router that discovers its workers through the Kubernetes API
+// (sglang-router's --service-discovery, berth-test-engine's router) lists
+// and watches pods; under the namespace's default ServiceAccount, which
+// may not, it finds no workers on a real cluster. The rule is simple on
+// purpose: every service with a router component gets the account, whether
+// or not its args ask for discovery. Detecting --service-discovery would
+// miss routers whose flags hide in a shell string (OME's multi-node PD
+// runtime runs `sh -c "... --service-discovery ..."`), a config file or
+// env, and a wrong guess is a router that silently serves nothing; an
+// unused Role that only reads pods in the service's own namespace costs
+// nothing. (OME's controller does the same for every router.)
+//
+//   - ServiceAccount <isvc>-router; Role <isvc>-router with one rule, pods
+//     get, list and watch in the service's namespace, and nothing more;
+//     RoleBinding <isvc>-router of the one to the other. Labels
+//     ome.io/inferenceservice, ome.io/component=router and
+//     app.kubernetes.io/managed-by=berth-reconciler; a controller owner
+//     reference to the service, so the garbage collector deletes them with
+//     it. They are written before the pods (a real cluster's
+//     ServiceAccount admission refuses a pod naming a missing account),
+//     then only when berth's fields differ: labels, the Role's rules (a
+//     widened Role is narrowed back), the binding's subjects; a binding
+//     whose roleRef was edited is deleted and recreated (roleRef is
+//     immutable). A service that loses its router keeps them until it is
+//     deleted.
+//   - The reconciler may create that Role only because it holds pods get,
+//     list and watch itself (RBAC's escalation rule); its ClusterRole
+//     needs no escalate or bind verb.
+//   - An object of that name the service does not control (no owner, or
+//     another controller) is never adopted or changed: a user who may
+//     create services must not be able to run a router under an account
+//     someone else made. The service is then Degraded=True reason
+//     RouterRBACConflict, naming the object and the fix, and its router
+//     pods run under the namespace's default account.
+//   - The reconciler sets serviceAccountName on the router's skeleton
+//     pods, not merge.SkeletonPod: the revision is unchanged for every
+//     component, so upgrading berth rolls nothing. A runtime or service
+//     that names its own serviceAccountName wins (the pod webhook lays it
+//     over the skeleton). serviceAccountName is immutable: a router pod
+//     made before this keeps the default account until it is next
+//     recreated (a rollout, a recovery, kubectl delete pod).
+//
+// # Labels for OME's runtimes
+//
+// OME's PD runtimes select workers with component=engine|decoder (its
+// multi-node ones also leaderworkerset.sigs.k8s.io/worker-index=0) next to
+// ome.io/inferenceservice. Every pod carries merge.OMECompatLabels next to
+// berth's own: component=<component>, and on multi-node groups the
+// LeaderWorkerSet worker index (never the LeaderWorkerSet set name, so
+// LeaderWorkerSet's webhook and controller ignore the pods). They are set
+// outside merge.SkeletonPod, so no revision changes, and a runtime or
+// service label cannot override them. Pods made before berth set them get
+// them by one merge patch of metadata.labels each (UID in the patch as a
+// precondition; the pod webhook sees only CREATE): no pod is recreated.
+// berth's selectors (informers, Services, PodGroups) and the pod webhook's
+// objectSelector use only ome.io/* labels and are unaffected.
 //
 // # How a sync goes (Controller.sync)
 //
@@ -49,9 +110,10 @@
 //     the pod webhook uses), the planner's next step, applied: deletes with
 //     UID preconditions, creates with deterministic names (AlreadyExists is
 //     success), events.
-//  5. Pods of components the service no longer has are deleted.
+//  5. Pods of components the service no longer has are deleted; running
+//     pods missing OME's selector labels get them (no roll).
 //  6. Services and the HPA are created or updated only when a field berth
-//     owns differs.
+//     owns differs. (The router's account is ensured before step 4.)
 //  7. Status is written only when it changed; a condition that changes its
 //     reason becomes one event.
 //

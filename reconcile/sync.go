@@ -42,9 +42,11 @@ type componentResult struct {
 //     pins it on that update;
 //  4. read the pinned decision back; if it does not resolve, keep every
 //     running pod and report Degraded;
-//  5. per component: revision, observed pods, the planner's next step,
-//     applied;
-//  6. delete pods of components the service no longer has;
+//  5. the router's ServiceAccount, Role and RoleBinding (routerrbac.go);
+//     per component: revision, observed pods, the planner's next step,
+//     applied (router pods name the account);
+//  6. delete pods of components the service no longer has; label running
+//     pods OME's runtimes would not find;
 //  7. Services (whole service, headless per multi-node group) and the HPA;
 //  8. status, written only when it changed.
 func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error) {
