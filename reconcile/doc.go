@@ -77,9 +77,17 @@
 //     pods, not merge.SkeletonPod: the revision is unchanged for every
 //     component, so upgrading berth rolls nothing. A runtime or service
 //     that names its own serviceAccountName wins (the pod webhook lays it
-//     over the skeleton). serviceAccountName is immutable: a router pod
-//     made before this keeps the default account until it is next
-//     recreated (a rollout, a recovery, kubectl delete pod).
+//     over the skeleton). serviceAccountName is immutable, so a router pod
+//     created before its account existed (by an earlier berth, or during a
+//     conflict since resolved) and not running under it counts as outdated
+//     for the planner (markRouterAccount): the router alone is rolled, with
+//     partition and maxUnavailable, and comes back under the account. Its
+//     revision is unchanged (status says so while it rolls; the event
+//     names the pod's revision with the suffix +no-router-serviceaccount).
+//     Pods created after the account are never marked, whatever account
+//     they run under, so a webhook that rewrites it cannot cause an
+//     endless roll; nor are any when the runtime or service names its own
+//     account.
 //
 // # Labels for OME's runtimes
 //

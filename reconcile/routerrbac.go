@@ -15,6 +15,7 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/reconcile/plan"
 )
 
 // ReasonRouterRBACConflict: a ServiceAccount, Role or RoleBinding named
@@ -283,4 +284,44 @@ func (c *Controller) syncPodLabels(ctx context.Context, pods []*corev1.Pod) erro
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// routerAccountSuffix marks, in the planner's view, the revision of a
+// router pod that predates its ServiceAccount (markRouterAccount).
+const routerAccountSuffix = "+no-router-serviceaccount"
+
+// markRouterAccount makes router pods that were created before the
+// router's ServiceAccount existed, and do not run under it, outdated in
+// the planner's view, so they are rolled (partition and maxUnavailable
+// honoured) and come back under the account: serviceAccountName is
+// immutable, and a router made by an earlier berth, or during a name
+// conflict since resolved, otherwise keeps the default account and finds
+// no workers. Pods created after the account are never marked, whatever
+// they run under, so another webhook that rewrites the account cannot
+// cause an endless roll; nor is anything marked when the runtime or the
+// service names its own account (the composed router sets one).
+func (c *Controller) markRouterAccount(isvc *v1beta1.InferenceService, dec *decision, pods []*corev1.Pod, observed []plan.Pod) {
+	account := dec.router.serviceAccount
+	if account == "" {
+		return
+	}
+	sa, err := c.serviceAccounts.ServiceAccounts(isvc.Namespace).Get(account)
+	if err != nil {
+		return // just created: the cache is behind; the next sync looks again
+	}
+	composed := merge.SkeletonPod(isvc, v1beta1.ComponentRouter, merge.GroupIdentity{})
+	if err := merge.ComposePod(dec.input(isvc, v1beta1.ComponentRouter), composed); err != nil || composed.Spec.ServiceAccountName != "" {
+		return
+	}
+	byName := map[string]*corev1.Pod{}
+	for _, p := range pods {
+		byName[p.Name] = p
+	}
+	for i := range observed {
+		p := byName[observed[i].Name]
+		if p == nil || p.Spec.ServiceAccountName == account || !p.CreationTimestamp.Before(&sa.CreationTimestamp) {
+			continue
+		}
+		observed[i].Revision += routerAccountSuffix
+	}
 }

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -259,5 +260,79 @@ func TestRunningPodsLabelledWithoutRoll(t *testing.T) {
 		assert.Equal(t, uids[p.Name], string(p.UID), "pod %s kept", p.Name)
 		assert.Equal(t, revs[p.Name], p.Annotations[v1beta1.AnnotationRevision])
 		assert.Equal(t, p.Labels[v1beta1.LabelComponent], p.Labels["component"])
+	}
+}
+
+// A router pod made before its ServiceAccount existed (by an earlier berth)
+// runs under the default account, which serviceAccountName cannot change:
+// it is rolled, and only it. One made after the account is never rolled for
+// its account, whatever runs it (no endless roll), nor one whose runtime
+// names its own account.
+func TestRouterPodsPredatingTheAccountRolled(t *testing.T) {
+	cases := []struct {
+		name      string
+		podAge    time.Duration // router pod's creation relative to the account's
+		podSA     string
+		runtimeSA string
+		rolled    bool
+	}{
+		{"made before the account, default", -time.Hour, "", "", true},
+		{"made before the account, named default", -time.Hour, "default", "", true},
+		{"made after the account, rewritten by someone", time.Minute, "other", "", false},
+		{"the runtime names its own account", -time.Hour, "", "mine", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := pdRouterRuntimeObj()
+			rt.Spec.RouterConfig.ServiceAccountName = tc.runtimeSA
+			f := newFixture(t, rt, pdRouterServiceObj())
+			f.syncUntil("ns/chat", func() bool { return len(f.pods("ns")) == 3 })
+			sa, _, _ := f.routerRBAC("ns", "chat-router")
+			require.NotNil(t, sa)
+			now := time.Now()
+			sa.CreationTimestamp = metav1.NewTime(now)
+			_, err := f.kube.CoreV1().ServiceAccounts("ns").Update(f.ctx, sa, metav1.UpdateOptions{})
+			require.NoError(t, err)
+			for _, p := range f.pods("ns") {
+				if p.Name != "chat-router-0" {
+					continue
+				}
+				old := p.DeepCopy()
+				old.CreationTimestamp = metav1.NewTime(now.Add(tc.podAge))
+				old.Spec.ServiceAccountName = tc.podSA
+				_, err := f.kube.CoreV1().Pods("ns").Update(f.ctx, old, metav1.UpdateOptions{})
+				require.NoError(t, err)
+			}
+			f.kube.ClearActions()
+			f.syncUntil("ns/chat", func() bool { // both edits reached the cache
+				s, err := f.c.serviceAccounts.ServiceAccounts("ns").Get("chat-router")
+				p, perr := f.c.pods.Pods("ns").Get("chat-router-0")
+				return err == nil && perr == nil && s.CreationTimestamp.Equal(&sa.CreationTimestamp) &&
+					(tc.rolled || p.CreationTimestamp.Equal(&metav1.Time{Time: now.Add(tc.podAge)}))
+			})
+			deleted := func() []string {
+				var out []string
+				for _, a := range f.kube.Actions() {
+					if d, ok := a.(k8stesting.DeleteAction); ok && a.GetResource().Resource == "pods" {
+						out = append(out, d.GetName())
+					}
+				}
+				return out
+			}
+			if tc.rolled {
+				f.syncUntil("ns/chat", func() bool {
+					p := podsByComponent(f.pods("ns"))["router"]
+					return len(deleted()) > 0 && len(p) == 1 && p[0].Spec.ServiceAccountName == "chat-router"
+				})
+				assert.Equal(t, []string{"chat-router-0"}, deleted(), "only the router is rolled")
+				return
+			}
+			for range 5 {
+				_, err := f.c.sync(f.ctx, "ns/chat")
+				require.NoError(t, err)
+				time.Sleep(20 * time.Millisecond)
+			}
+			assert.Empty(t, deleted())
+		})
 	}
 }

@@ -167,6 +167,9 @@ func (c *Controller) planComponents(key string, isvc *v1beta1.InferenceService, 
 		}
 		spec := planSpec(isvc, t, rev, c.opts)
 		observed := observe(pods, t.Component)
+		if t.Component == v1beta1.ComponentRouter {
+			c.markRouterAccount(isvc, dec, pods, observed)
+		}
 		step := plan.Next(spec, observed, mem[t.Component], now)
 		c.setBackoff(key, t.Component, step.Backoff)
 		ps = append(ps, planned{topo: t, revision: rev, step: step, observed: observed})
