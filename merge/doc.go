@@ -154,25 +154,56 @@
 //     agent, or nodes so labelled, such pods stay Pending: set
 //     downloadPolicy AlwaysDownload to download instead.
 //   - Otherwise those schemes are downloaded: an emptyDir whose sizeLimit
-//     is DownloadSizeLimit (weight bytes, discovered or parameters x bits,
-//     plus 20%, rounded up to a whole GiB; none when the size is unknown),
-//     filled by the init container "model-downloader". Its image is the
-//     service's annotation ome.io/model-downloader-image (pinned by the
-//     InferenceService webhook; missing is an error) and it is called as
-//     KServe's storage initializer: args [<storageUri>, /mnt/models], the
-//     volume mounted writable, an hf:// revision written hf://org/repo:rev.
-//     Credentials: the Secret named storage.key as envFrom (optional
-//     false; its keys become variables: HF_TOKEN and HF_ENDPOINT for
-//     hf://, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL,
-//     AWS_DEFAULT_REGION for s3://), or, when storage.storageKey is set,
-//     only that key of it as STORAGE_CONFIG (KServe's JSON storage
-//     config, e.g. {"type":"s3","access_key_id":..}); storage.parameters
-//     as STORAGE_OVERRIDE_CONFIG (JSON, KServe's overrides). KServe's
-//     image does not read oci:// (OCI Object Storage): use a downloader
-//     that does. gs:// key files are not mounted: use workload identity.
+//     is DownloadSizeLimit (below), filled by the init container
+//     "model-downloader". Its image is the service's annotation
+//     ome.io/model-downloader-image (pinned by the InferenceService
+//     webhook; missing is an error) and it is called as KServe's storage
+//     initializer: args [<storageUri>, /mnt/models], the volume mounted
+//     writable, an hf:// revision written hf://org/repo:rev. Its
+//     credentials and endpoint are those of "The downloader's
+//     credentials" (below). KServe's image does not read oci:// (OCI
+//     Object Storage): use a downloader that does. gs:// key files are
+//     not mounted: use workload identity.
 //   - Any other scheme is an error naming spec.storage.storageUri and the
 //     supported schemes; no storage (or neither storageUri nor path) adds
 //     nothing, not even MODEL_PATH: the runtime brings the weights.
+//
+// # The downloader's credentials
+//
+// The downloader gets the credentials and endpoint the model controller's
+// discovery used, from the same fields, under names berth's downloader
+// (berth model download) and KServe's storage initializer both read; each
+// known key of the Secret named storage.key is one secretKeyRef:
+//
+//   - hf://: HF_TOKEN from the Secret's key storage.storageKey (optional
+//     false) when set; else from its key "token" (optional), with the whole
+//     Secret as envFrom (optional false), so that a Secret holding HF_TOKEN
+//     (KServe's form) works too and "token" (OME's form) wins, as in
+//     discovery. storage.parameters.endpoint (a mirror) as HF_ENDPOINT.
+//   - s3://: the Secret's keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
+//     (optional false) and AWS_SESSION_TOKEN (optional) as themselves;
+//     storage.storageKey does not apply, as in discovery.
+//     storage.parameters.endpoint as AWS_ENDPOINT_URL, its host[:port] as
+//     S3_ENDPOINT and its scheme as S3_USE_HTTPS (1 or 0);
+//     parameters.region as AWS_DEFAULT_REGION and AWS_REGION; with an
+//     endpoint, parameters.pathStyle ("true": endpoint/bucket/key, as
+//     MinIO needs; default false, as discovery) as
+//     S3_USER_VIRTUAL_BUCKET, its negation. An endpoint that is not
+//     http(s)://host[:port][/path] or a pathStyle that is not a boolean is
+//     an error naming the parameter.
+//   - other schemes (gs://, oci://), which berth does not discover: KServe's
+//     form, the Secret's key storage.storageKey as STORAGE_CONFIG (KServe's
+//     JSON storage configuration), else the whole Secret as envFrom;
+//     storage.parameters as STORAGE_OVERRIDE_CONFIG (JSON).
+//
+// DownloadSizeLimit sizes the download volume from what is downloaded: the
+// sum of every listed file's size discovery records
+// (status.discovered.downloadBytes) plus 10% for the file system and files
+// added to a branch since, rounded up to a whole GiB. Before discovery has
+// recorded it (models discovered by an older berth, schemes berth does not
+// discover), the weights' size (status.discovered.weightsBytes, else
+// parameters x bits) plus 20% for tokenizer, config and other files. When
+// neither is known there is no limit: the volume may use the node's disk.
 //
 // ModelMount.Delivery names the way (DeliveryClaim, DeliveryHostPath,
 // DeliveryNodeCache, DeliveryDownload, or DeliveryNone) and what the pods

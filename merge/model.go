@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -29,12 +28,6 @@ const (
 	// on the head of a multi-node runtime (workerSpec) when it mounts the
 	// model; berth sets it on the runner of such a runtime's leader pods.
 	EnvModelDir = "MODEL_DIR"
-	// EnvStorageConfig and EnvStorageOverrideConfig are the downloader's
-	// storage configuration, as KServe's storage initializer reads them: a
-	// JSON object from the Secret's spec.storage.storageKey, and
-	// spec.storage.parameters as JSON.
-	EnvStorageConfig         = "STORAGE_CONFIG"
-	EnvStorageOverrideConfig = "STORAGE_OVERRIDE_CONFIG"
 )
 
 // ModelMount is the model an InferenceService serves, as engine and
@@ -183,7 +176,7 @@ func buildModelPlan(in Input) (*modelPlan, error) {
 		mp.Affinity = storageAffinity(st, &corev1.NodeSelectorRequirement{Key: label, Operator: corev1.NodeSelectorOpIn, Values: []string{ModelReadyValue}})
 	default:
 		mp.Volume.EmptyDir = &corev1.EmptyDirVolumeSource{SizeLimit: DownloadSizeLimit(m.Spec, m.Discovered)}
-		if mp.Downloader, err = modelDownloader(in, m, downloaderURI(*st.StorageURI, d.Location)); err != nil {
+		if mp.Downloader, err = modelDownloader(in, m, d.Location, downloaderURI(*st.StorageURI, d.Location)); err != nil {
 			return nil, err
 		}
 	}
@@ -191,37 +184,31 @@ func buildModelPlan(in Input) (*modelPlan, error) {
 }
 
 // modelDownloader is the init container that fetches the weights into the
-// model volume: KServe's storage-initializer contract, <uri> <dest>.
-func modelDownloader(in Input, m *ModelMount, uri string) (*corev1.Container, error) {
+// model volume: KServe's storage-initializer contract, <uri> <dest>, with
+// the credentials and endpoint of downloaderEnv.
+func modelDownloader(in Input, m *ModelMount, loc v1beta1.StorageLocation, uri string) (*corev1.Container, error) {
 	image := in.Service.Annotations[v1beta1.AnnotationModelDownloaderImage]
 	if image == "" {
 		return nil, fmt.Errorf("InferenceService %s: %s is downloaded from %s, but annotation %s naming the downloader image is not set; the InferenceService webhook pins it for downloaded models: re-apply the InferenceService, or set the annotation",
 			objectName(in.Service), m.ref(), uri, v1beta1.AnnotationModelDownloaderImage)
 	}
-	st := m.Spec.Storage
 	c := &corev1.Container{
 		Name:         ModelDownloaderName,
 		Image:        image,
 		Args:         []string{uri, ModelMountPath},
 		VolumeMounts: []corev1.VolumeMount{{Name: ModelVolumeName, MountPath: ModelMountPath}},
 	}
-	secret, key := deref(st.Key), deref(st.StorageKey)
-	switch {
-	case key != "":
-		c.Env = append(c.Env, corev1.EnvVar{Name: EnvStorageConfig, ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key, Optional: new(false)},
-		}})
-	case secret != "":
-		c.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Optional: new(false),
-		}}}
+	var err error
+	switch loc.Scheme {
+	case v1beta1.SchemeHF:
+		c.Env, c.EnvFrom, err = hfDownloaderEnv(m)
+	case v1beta1.SchemeS3:
+		c.Env, err = s3DownloaderEnv(m)
+	default:
+		c.Env, c.EnvFrom, err = storageConfigEnv(m)
 	}
-	if len(st.Parameters) > 0 {
-		b, err := json.Marshal(st.Parameters) // keys sorted
-		if err != nil {
-			return nil, fmt.Errorf("%s spec.storage.parameters: %w", m.ref(), err)
-		}
-		c.Env = append(c.Env, corev1.EnvVar{Name: EnvStorageOverrideConfig, Value: string(b)})
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
 }

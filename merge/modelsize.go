@@ -10,24 +10,37 @@ import (
 	"github.com/berthdev/berth/api/v1beta1"
 )
 
-// downloadHeadroomPercent is added to a model's weight size to size the
-// download volume: tokenizer and config files, the index, and the
-// downloader's partial files of the one file in flight.
+// downloadHeadroomPercent is added to an estimate of a model's download
+// (its weights' size) to size the download volume: tokenizer and config
+// files, the index, and other files of the repository.
 const downloadHeadroomPercent = 20
 
+// downloadBytesHeadroomPercent is added to the discovered size of the
+// whole download (status.discovered.downloadBytes): the file system's
+// blocks and directories, and files added to a branch after discovery.
+const downloadBytesHeadroomPercent = 10
+
 // DownloadSizeLimit is the sizeLimit of the emptyDir a model is downloaded
-// into: the weights' size plus downloadHeadroomPercent, rounded up to a
-// whole GiB. The weights' size is the discovered sum of the weight files
-// (status.discovered.weightsBytes) when known, else the parameter count
-// (status.discovered.parameterCount, else spec.modelParameterSize) times
-// the bits of a parameter (modelBits). Nil (no limit) when the size cannot
-// be known.
+// into, rounded up to a whole GiB: the discovered size of every file the
+// downloader fetches (status.discovered.downloadBytes) plus
+// downloadBytesHeadroomPercent when known; else the weights' size plus
+// downloadHeadroomPercent. The weights' size is the discovered sum of the
+// weight files (status.discovered.weightsBytes) when known, else the
+// parameter count (status.discovered.parameterCount, else
+// spec.modelParameterSize) times the bits of a parameter (modelBits). Nil
+// (no limit: the volume may grow until the node's disk runs out) when
+// neither can be known.
 func DownloadSizeLimit(spec v1beta1.BaseModelSpec, disc *v1beta1.ModelMetadata) *resource.Quantity {
-	bytes := weightsBytes(spec, disc)
-	if bytes <= 0 || bytes > math.MaxInt64/(100+downloadHeadroomPercent) {
+	bytes, headroom := int64(0), int64(downloadBytesHeadroomPercent)
+	if disc != nil && disc.DownloadBytes != nil && *disc.DownloadBytes > 0 {
+		bytes = *disc.DownloadBytes
+	} else {
+		bytes, headroom = weightsBytes(spec, disc), downloadHeadroomPercent
+	}
+	if bytes <= 0 || bytes > math.MaxInt64/(100+headroom) {
 		return nil
 	}
-	withHeadroom := (bytes*(100+downloadHeadroomPercent) + 99) / 100
+	withHeadroom := (bytes*(100+headroom) + 99) / 100
 	gib := (withHeadroom + (1<<30 - 1)) >> 30
 	return resource.NewQuantity(gib<<30, resource.BinarySI)
 }

@@ -38,6 +38,10 @@ func (m Metadata) ToAPI() v1beta1.ModelMetadata {
 		n := m.WeightsBytes
 		out.WeightsBytes = &n
 	}
+	if m.DownloadBytes > 0 {
+		n := m.DownloadBytes
+		out.DownloadBytes = &n
+	}
 	return out
 }
 

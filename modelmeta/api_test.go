@@ -28,7 +28,7 @@ func TestToAPI(t *testing.T) {
 		FrameworkVersion: "4.43.3", FrameworkVersionRaw: "4.43.3", ModelType: "llama",
 		Architecture: "LlamaForCausalLM", Quantization: "fp8", QuantMethodRaw: "compressed-tensors",
 		DType: "bfloat16", ParameterCount: 8_030_261_696, MaxTokens: 131072, WeightsBytes: 9_081_287_016,
-		Source: "hf://RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8@abc"}
+		DownloadBytes: 9_100_000_000, Source: "hf://RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8@abc"}
 	want := v1beta1.ModelMetadata{
 		ModelFormat:        &v1beta1.ModelFormat{Name: "safetensors", Version: p("1.0.0")},
 		ModelFramework:     &v1beta1.ModelFrameworkSpec{Name: "transformers", Version: p("4.43.3")},
@@ -40,6 +40,7 @@ func TestToAPI(t *testing.T) {
 		MaxTokens:          p(int32(131072)),
 		DType:              "bfloat16",
 		WeightsBytes:       p(int64(9_081_287_016)),
+		DownloadBytes:      p(int64(9_100_000_000)),
 		Source:             "hf://RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8@abc",
 	}
 	assert.Equal(t, want, m.ToAPI())

@@ -106,7 +106,7 @@ func (d *discovery) run() (Metadata, error) {
 	if err != nil {
 		return Metadata{}, err
 	}
-	m.Source = d.src.Describe()
+	m.Source, m.DownloadBytes = d.src.Describe(), sumSizes(files)
 	return m, nil
 }
 

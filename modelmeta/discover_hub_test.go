@@ -53,6 +53,8 @@ func TestDiscoverHubModels(t *testing.T) {
 				assert.Regexp(t, `^hf://RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8@[0-9a-f]{40}$`, got.Source)
 			}
 			tt.want.WeightsBytes = got.WeightsBytes
+			assert.Greater(t, got.DownloadBytes, got.WeightsBytes, "every file of the repository is downloaded")
+			tt.want.DownloadBytes = got.DownloadBytes
 			assert.Equal(t, tt.want, got)
 		})
 	}

@@ -70,9 +70,23 @@ func TestDiscoverFiles(t *testing.T) {
 			got, err := Discover(context.Background(), src, tt.opts)
 			require.NoError(t, err)
 			tt.want.Source = "mem://test/model"
+			for _, b := range tt.files { // every file is downloaded
+				tt.want.DownloadBytes += int64(len(b))
+			}
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// TestDiscoverDownloadBytes: the whole listing counts, subdirectories and
+// non-weight files included, not only the root weights.
+func TestDiscoverDownloadBytes(t *testing.T) {
+	files := map[string][]byte{"config.json": []byte(`{}`), "model.safetensors": stFile(oneTensor, 8),
+		"original/consolidated.00.pth": make([]byte, 1000), "tokenizer.json": make([]byte, 30)}
+	got, err := Discover(context.Background(), &memSource{repo: repoOf(files)}, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(stFile(oneTensor, 8))), got.WeightsBytes)
+	assert.Equal(t, int64(2+len(stFile(oneTensor, 8))+1000+30), got.DownloadBytes)
 }
 
 // bigHeader is n one-byte U8 tensors of one element each.

@@ -31,6 +31,9 @@ type Metadata struct {
 	MaxTokens int32
 	// WeightsBytes is the sum of the weight files' sizes.
 	WeightsBytes int64
+	// DownloadBytes is the sum of the sizes of every file Source.List
+	// returned (files of unknown size count 0): what a downloader fetches.
+	DownloadBytes int64
 	// Source is Source.Describe() after listing, e.g. hf://org/repo@<sha>.
 	Source string
 }

@@ -187,6 +187,12 @@ type ModelMetadata struct {
 	// WeightsBytes is the sum of the weight files' sizes.
 	// +optional
 	WeightsBytes *int64 `json:"weightsBytes,omitempty"`
+	// DownloadBytes is the sum of the sizes of every file of the
+	// repository or prefix, what a downloader fetches (weights, tokenizer,
+	// configs, and any other copy the repository holds). It sizes the
+	// download volume of pods that download the model.
+	// +optional
+	DownloadBytes *int64 `json:"downloadBytes,omitempty"`
 	// Source is what was read, e.g. hf://org/repo@<commit sha>.
 	// +optional
 	Source string `json:"source,omitempty"`

@@ -1542,6 +1542,11 @@ func (in *ModelMetadata) DeepCopyInto(out *ModelMetadata) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.DownloadBytes != nil {
+		in, out := &in.DownloadBytes, &out.DownloadBytes
+		*out = new(int64)
+		**out = **in
+	}
 	if in.ResolvedAt != nil {
 		in, out := &in.ResolvedAt, &out.ResolvedAt
 		*out = (*in).DeepCopy()
