@@ -72,7 +72,10 @@
 //     create services must not be able to run a router under an account
 //     someone else made. The service is then Degraded=True reason
 //     RouterRBACConflict, naming the object and the fix, and its router
-//     pods run under the namespace's default account.
+//     pods run under the namespace's default account. Such a service looks
+//     again every 30s (the other object lacks berth's label, so no
+//     informer sees it go); once it is gone berth makes its own and the
+//     router is rolled onto it (below).
 //   - The reconciler sets serviceAccountName on the router's skeleton
 //     pods, not merge.SkeletonPod: the revision is unchanged for every
 //     component, so upgrading berth rolls nothing. A runtime or service

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -108,6 +109,20 @@ func (c *Controller) syncRouterRBAC(ctx context.Context, isvc *v1beta1.Inference
 		}
 	}
 	return routerAccess{serviceAccount: RouterServiceAccountName(isvc.Name)}, nil
+}
+
+// routerConflictRecheck is how often a service whose router account is in
+// conflict looks again: the conflicting object lacks berth's label, so the
+// informers do not see it deleted.
+const routerConflictRecheck = 30 * time.Second
+
+// routerRequeue is the sync's requeue, at most routerConflictRecheck while
+// the router's account is in conflict.
+func routerRequeue(requeue time.Duration, a routerAccess) time.Duration {
+	if a.conflict != "" && (requeue == 0 || requeue > routerConflictRecheck) {
+		return routerConflictRecheck
+	}
+	return requeue
 }
 
 // conflictMessage names the object berth will not take over, and the fix.

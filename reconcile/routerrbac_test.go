@@ -336,3 +336,27 @@ func TestRouterPodsPredatingTheAccountRolled(t *testing.T) {
 		})
 	}
 }
+
+// While the account is in conflict the service looks again (the other
+// object's deletion reaches no informer); otherwise the planner's requeue
+// stands.
+func TestRouterRequeue(t *testing.T) {
+	conflict := routerAccess{conflict: "ServiceAccount ns/chat-router exists"}
+	cases := []struct {
+		name    string
+		requeue time.Duration
+		access  routerAccess
+		want    time.Duration
+	}{
+		{"no conflict, nothing asked", 0, routerAccess{serviceAccount: "chat-router"}, 0},
+		{"no conflict keeps the planner's", 5 * time.Second, routerAccess{}, 5 * time.Second},
+		{"conflict, nothing asked", 0, conflict, routerConflictRecheck},
+		{"conflict caps a long requeue", time.Hour, conflict, routerConflictRecheck},
+		{"conflict keeps a shorter one", time.Second, conflict, time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, routerRequeue(tc.requeue, tc.access))
+		})
+	}
+}

@@ -110,7 +110,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	errs = append(errs, c.syncServices(ctx, isvc, topo, results, pods))
 	errs = append(errs, c.syncHPA(ctx, isvc, topo[0]))
 	errs = append(errs, c.writeStatus(ctx, isvc, topo, results, dec, nil, pods, gang))
-	return requeueOf(results), errors.Join(errs...)
+	return routerRequeue(requeueOf(results), dec.router), errors.Join(errs...)
 }
 
 // syncComponents plans one step per component, then applies them with
