@@ -47,7 +47,7 @@ func run() error {
 		resync     = flag.Duration("resync", 10*time.Minute, "informer resync period")
 		logLevel   = flag.String("log-level", "info", "debug, info, warn or error")
 		downloader = flag.String("model-downloader-image", handlers.DefaultModelDownloaderImage,
-			"image of the init container that downloads a model (hf://, s3://, gs://, oci://) into its pods, run with args <storageUri> <dest>; "+
+			"image of the init container that downloads a model (hf://, s3://, gs://, oci://) into its pods, run with args <storageUri> <dest>: berth's own downloader by default, or KServe's storage initializer (same args and variables); "+
 				"pinned on each InferenceService when berth decides it, so changing it moves only services decided afterwards")
 	)
 	flag.Parse()

@@ -9,6 +9,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/selection"
+	"github.com/berthdev/berth/version"
 )
 
 // The model a service resolves to, at admission (issue 11):
@@ -58,11 +59,14 @@ import (
 //     the API server did not answer), it warns instead. On UPDATE, what the
 //     stored service already had is a warning (ratcheting).
 
-// DefaultModelDownloaderImage is KServe's storage initializer, which
-// downloads hf://, s3:// and gs:// URIs (and more) given the arguments
-// <storageUri> <dest>. The tag is pinned so that an upgrade of berth does
-// not change the pods of services it pinned before.
-const DefaultModelDownloaderImage = "kserve/storage-initializer:v0.16.0"
+// DefaultModelDownloaderImage is berth's own downloader (berth model
+// download <storageUri> <dest>, KServe's storage-initializer contract:
+// hf:// and s3:// with the variables merge documents). KServe's storage
+// initializer (e.g. kserve/storage-initializer:v0.16.0) reads the same
+// variables and still works through --model-downloader-image. The image is
+// pinned on each service, so an upgrade of berth does not change the pods
+// of services it pinned before.
+var DefaultModelDownloaderImage = version.Image("berth-downloader")
 
 // Lookup says whether a namespaced object exists; known is false when the
 // answer is unknown (the cache has not synced and the API server did not
