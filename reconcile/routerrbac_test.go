@@ -245,6 +245,15 @@ func TestRunningPodsLabelledWithoutRoll(t *testing.T) {
 		require.NoError(t, err)
 		uids[p.Name], revs[p.Name] = string(p.UID), p.Annotations[v1beta1.AnnotationRevision]
 	}
+	require.Eventually(t, func() bool { // the cache shows the pods as an earlier berth made them
+		for _, p := range f.pods("ns") {
+			if p.Labels["component"] != "" {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, 10*time.Millisecond)
+	f.kube.ClearActions()
 	f.syncUntil("ns/chat", func() bool {
 		for _, p := range f.pods("ns") {
 			if p.Labels["component"] == "" {
@@ -253,6 +262,11 @@ func TestRunningPodsLabelledWithoutRoll(t *testing.T) {
 		}
 		return true
 	})
+	writes := writesOf(f.kube.Actions(), "pods")
+	assert.NotEmpty(t, writes)
+	for _, w := range writes {
+		assert.Equal(t, "patch pods", w, "labelled in place: nothing deleted or created")
+	}
 	f.kube.ClearActions()
 	f.syncUntil("ns/chat", func() bool { return true })
 	assert.Empty(t, writesOf(f.kube.Actions(), "pods"), "labelled once, then nothing")
