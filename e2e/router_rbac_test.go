@@ -100,6 +100,21 @@ func TestRouterRBAC(t *testing.T) {
 		assert.Empty(t, now.OwnerReferences)
 		_, err = kube.RbacV1().Roles(ns).Get(ctxT(t, apiTimeout), "cf-router", metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "no Role for an account berth does not control: %v", err)
+
+		// Once theirs is gone, berth makes its own, and the router pod that
+		// predates it (serviceAccountName is immutable) is rolled, alone.
+		require.NoError(t, kube.CoreV1().ServiceAccounts(ns).Delete(ctxT(t, apiTimeout), "cf-router", metav1.DeleteOptions{}))
+		after := waitPods(t, ns, "cf", "the router recreated under cf-router", func(ps []corev1.Pod) bool {
+			r := podByName(ps, "cf-router-0")
+			return r != nil && r.Spec.ServiceAccountName == "cf-router" && r.DeletionTimestamp == nil
+		})
+		for _, name := range []string{"cf-engine-0", "cf-decoder-0"} {
+			assert.Equal(t, podByName(cf, name).UID, podByName(after, name).UID, "%s is not rolled", name)
+		}
+		waitService(t, ns, "cf", "Degraded no longer RouterRBACConflict", func(s *v1beta1.InferenceService) bool {
+			c := condition(s, v1beta1.ConditionDegraded)
+			return c != nil && c.Reason != "RouterRBACConflict"
+		})
 	})
 
 	t.Run("deleting the service removes them", func(t *testing.T) {
