@@ -55,6 +55,7 @@ type HF struct {
 	revision string
 	sha      string
 	token    string
+	sums     map[string]string // LFS files' sha256 from the last List
 	client   *http.Client
 	maxBody  int64
 }
@@ -138,22 +139,34 @@ func (h *HF) List(ctx context.Context) ([]File, error) {
 		Siblings []struct {
 			RFilename string `json:"rfilename"`
 			Size      *int64 `json:"size"`
+			LFS       *struct {
+				SHA256 string `json:"sha256"`
+			} `json:"lfs"`
 		} `json:"siblings"`
 	}
 	if err := json.Unmarshal(body, &info); err != nil {
 		return nil, Errorf(ReasonUnavailable, "", "the Hub's model info is not the expected JSON: %v", err)
 	}
 	files := make([]File, 0, len(info.Siblings))
+	sums := map[string]string{}
 	for _, s := range info.Siblings {
 		f := File{Path: s.RFilename, Size: -1}
 		if s.Size != nil && *s.Size >= 0 {
 			f.Size = *s.Size
 		}
+		if s.LFS != nil && len(s.LFS.SHA256) == 64 {
+			sums[s.RFilename] = strings.ToLower(s.LFS.SHA256)
+		}
 		files = append(files, f)
 	}
+	h.sums = sums
 	h.sha = info.SHA
 	return files, nil
 }
+
+// SHA256 is the sha256 (hex) the Hub's last List gave for path, an LFS
+// file; "" for other files or before List.
+func (h *HF) SHA256(path string) string { return h.sums[path] }
 
 // ReadRange fetches bytes [offset, offset+length) of path with a Range
 // request. A server that ignores Range (200) has its first offset bytes

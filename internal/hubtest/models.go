@@ -162,3 +162,33 @@ func Llama405B() *Repo {
 	}
 	return s.build(config)
 }
+
+// Tiny IDs: small Llama-shaped repositories for download tests.
+const (
+	TinyID        = "berthdev/tiny-llama"
+	TinyPrivateID = "berthdev/tiny-llama-gated"
+)
+
+// Tiny returns a Llama-shaped repository of about 220 kB (vocab 256,
+// hidden 64, 2 layers, two shards of at most 120 kB and their index, a
+// tokenizer, .gitattributes and original/params.json), small enough to
+// download in a test; its LFS files' sha256 are the real ones. private
+// makes it TinyPrivateID, which needs Token.
+func Tiny(private bool) *Repo {
+	id := TinyID
+	if private {
+		id = TinyPrivateID
+	}
+	s := llamaSpec(id, 256, 64, 32, 128, 2)
+	s.shardCap, s.private = 120_000, private
+	s.others = []File{
+		{Path: ".gitattributes", Size: 26, Head: []byte("*.safetensors filter=lfs\n\n")},
+		{Path: "tokenizer.json", Size: 17, Head: []byte(`{"version":"1.0"}`)},
+		{Path: "original/params.json", Size: 14, Head: []byte(`{"dim":64}` + "\n\n\n\n")},
+	}
+	config, err := testdata.ReadFile("testdata/" + LlamaID + "/config.json")
+	if err != nil {
+		panic(fmt.Sprintf("hubtest: fixture for %s: %v", LlamaID, err)) // embedded: cannot happen
+	}
+	return s.build(config)
+}
