@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ import (
 func init() {
 	register(command{
 		Name:    "model",
-		Summary: "`berth model inspect <uri-or-dir>` prints what berth learns from a model's own files (hf://, s3://, pvc://, a directory)",
+		Summary: "`berth model inspect <uri-or-dir>` prints what berth learns from a model's own files (hf://, s3://, pvc://, a directory); `berth model download <uri> <dest>` fetches every file of an hf:// or s3:// model",
 		Run:     runModel,
 	})
 }
@@ -58,15 +59,20 @@ func runModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintln(stderr, modelUsage)
 		newInspectFlags(stderr).fs.PrintDefaults()
+		fmt.Fprintln(stderr, "\n"+downloadUsage)
+		newDownloadFlags(stderr).fs.PrintDefaults()
 		if len(args) == 0 {
-			return errors.New("missing subcommand: inspect")
+			return errors.New("missing subcommand: inspect or download")
 		}
 		return flag.ErrHelp
 	}
-	if args[0] != "inspect" {
-		return fmt.Errorf("unknown subcommand %q; the one there is: inspect", args[0])
+	switch args[0] {
+	case "inspect":
+		return runModelInspect(ctx, args[1:], stdout, stderr)
+	case "download":
+		return runModelDownload(ctx, args[1:], stdout, stderr)
 	}
-	return runModelInspect(ctx, args[1:], stdout, stderr)
+	return fmt.Errorf("unknown subcommand %q; there are: inspect, download", args[0])
 }
 
 type inspectFlags struct {
@@ -247,4 +253,156 @@ func envOr(def string, names ...string) string {
 		}
 	}
 	return def
+}
+
+const downloadUsage = `usage: berth model download <uri> <dest> [flags]
+
+Fetches every file of the model into dest (created if missing): KServe's
+storage-initializer contract, the model-downloader init container's command.
+Files already in dest with the listed size are kept, so a re-run fetches only
+what is missing; each file is written under a temporary name, its size (and
+for Hub LFS files its sha256) checked, then renamed into place. One line is
+printed per file, then a summary. On failure the message names the URI and
+the credential used, and the exit code is 1.
+
+The model is one of:
+  hf://org/repo[@revision]   also KServe's hf://org/repo:revision. $HF_TOKEN
+                             is the token, $HF_ENDPOINT the Hub's base URL
+                             (default ` + modelmeta.DefaultHFEndpoint + `)
+  s3://bucket/prefix         $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY and
+                             $AWS_SESSION_TOKEN (anonymous without them);
+                             $AWS_ENDPOINT_URL (else http(s)://$S3_ENDPOINT,
+                             https unless $S3_USE_HTTPS=0) for MinIO and other
+                             S3-compatible APIs, addressed path-style
+                             (endpoint/bucket/key) unless
+                             $S3_USER_VIRTUAL_BUCKET=true; $AWS_REGION or
+                             $AWS_DEFAULT_REGION (default us-east-1)
+
+flags:`
+
+type downloadFlags struct {
+	fs          *flag.FlagSet
+	concurrency *int
+	timeout     *time.Duration
+}
+
+func newDownloadFlags(stderr io.Writer) *downloadFlags {
+	fs := flag.NewFlagSet("berth model download", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, downloadUsage); fs.PrintDefaults() }
+	return &downloadFlags{
+		fs:          fs,
+		concurrency: fs.Int("concurrency", 4, "files fetched at once"),
+		timeout:     fs.Duration("timeout", 0, "give up after this long; 0 for never"),
+	}
+}
+
+func runModelDownload(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newDownloadFlags(stderr)
+	inspect := &inspectFlags{fs: f.fs}
+	pos, err := inspect.parseInterleaved(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return fmt.Errorf("want <uri> <dest>, got %d arguments; see berth model -h", len(pos))
+	}
+	if *f.concurrency < 1 {
+		return fmt.Errorf("-concurrency %d: want at least 1", *f.concurrency)
+	}
+	if *f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *f.timeout)
+		defer cancel()
+	}
+	uri, dest := pos[0], pos[1]
+	src, cred, err := downloadSource(uri)
+	if err != nil {
+		return fmt.Errorf("berth model download %s: %w", uri, err)
+	}
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return fmt.Errorf("berth model download %s: %w", uri, err)
+	}
+	start := time.Now()
+	sum, err := modelmeta.Download(ctx, src, dest, modelmeta.DownloadOptions{Concurrency: *f.concurrency, Progress: stdout})
+	if err != nil {
+		return downloadError(uri, cred, err)
+	}
+	fmt.Fprintf(stdout, "downloaded %s to %s: %d files, %d bytes; fetched %d (%d bytes), %d already present; %s\n",
+		src.Describe(), dest, sum.Files, sum.Bytes, sum.Fetched, sum.FetchedBytes, sum.Skipped, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// downloadError names the URI and the credential used on a refusal.
+func downloadError(uri, cred string, err error) error {
+	switch modelmeta.ReasonOf(err) {
+	case modelmeta.ReasonUnauthorized, modelmeta.ReasonNotFound:
+		return fmt.Errorf("berth model download %s (credential: %s): %w", uri, cred, err)
+	}
+	return fmt.Errorf("berth model download %s: %w", uri, err)
+}
+
+// downloadSource builds the source of uri from the environment, and says
+// which credential it uses (never its secret part).
+func downloadSource(uri string) (modelmeta.Source, string, error) {
+	client := &http.Client{} // no overall timeout: files may take hours
+	switch {
+	case strings.HasPrefix(uri, "hf://"):
+		target := kserveRevision(uri)
+		token := strings.TrimSpace(os.Getenv("HF_TOKEN"))
+		cred := "none ($HF_TOKEN is not set)"
+		if token != "" {
+			cred = "the token in $HF_TOKEN"
+		}
+		src, err := modelmeta.NewHF(target, modelmeta.HFOptions{Endpoint: strings.TrimSpace(os.Getenv("HF_ENDPOINT")), Token: token, Client: client})
+		return src, cred, err
+	case strings.HasPrefix(uri, "s3://"):
+		o := s3EnvOptions()
+		o.Client = client
+		cred := "none (anonymous: $AWS_ACCESS_KEY_ID is not set)"
+		if o.Credentials.AccessKeyID != "" {
+			cred = "access key " + o.Credentials.AccessKeyID + " from $AWS_ACCESS_KEY_ID"
+		}
+		src, err := modelmeta.NewS3(uri, o)
+		return src, cred, err
+	}
+	return nil, "", errors.New("berth's downloader reads hf:// and s3:// models; for other schemes set the webhook's --model-downloader-image to a downloader that reads them")
+}
+
+// kserveRevision turns KServe's hf://org/repo:revision into berth's
+// hf://org/repo@revision.
+func kserveRevision(uri string) string {
+	rest := strings.TrimPrefix(uri, "hf://")
+	if strings.Contains(rest, "@") {
+		return uri
+	}
+	i := strings.LastIndex(rest, "/")
+	if j := strings.LastIndex(rest, ":"); j > i && i >= 0 {
+		return "hf://" + rest[:j] + "@" + rest[j+1:]
+	}
+	return uri
+}
+
+// s3EnvOptions reads the variables KServe's storage initializer reads.
+func s3EnvOptions() modelmeta.S3Options {
+	o := modelmeta.S3Options{
+		Endpoint: strings.TrimSpace(os.Getenv("AWS_ENDPOINT_URL")),
+		Region:   envOr("", "AWS_REGION", "AWS_DEFAULT_REGION"),
+		Credentials: modelmeta.S3Credentials{
+			AccessKeyID:     strings.TrimSpace(os.Getenv("AWS_ACCESS_KEY_ID")),
+			SecretAccessKey: strings.TrimSpace(os.Getenv("AWS_SECRET_ACCESS_KEY")),
+			SessionToken:    strings.TrimSpace(os.Getenv("AWS_SESSION_TOKEN")),
+		},
+	}
+	if o.Endpoint == "" {
+		if host := strings.TrimSpace(os.Getenv("S3_ENDPOINT")); host != "" {
+			scheme := "https://"
+			if os.Getenv("S3_USE_HTTPS") == "0" {
+				scheme = "http://"
+			}
+			o.Endpoint = scheme + host
+		}
+	}
+	o.PathStyle = o.Endpoint != "" && !strings.EqualFold(strings.TrimSpace(os.Getenv("S3_USER_VIRTUAL_BUCKET")), "true")
+	return o
 }

@@ -76,7 +76,8 @@ func TestModelInspectDirectory(t *testing.T) {
 	got := decodeResult(t, stdout)
 	require.NotNil(t, got.Metadata)
 	assert.Greater(t, *got.Metadata.WeightsBytes, int64(2*7_615_616_512))
-	got.Metadata.WeightsBytes = nil
+	assert.Greater(t, *got.Metadata.DownloadBytes, *got.Metadata.WeightsBytes, "every file is downloaded")
+	got.Metadata.WeightsBytes, got.Metadata.DownloadBytes = nil, nil
 	assert.Equal(t, qwenWant(dir), got.Metadata)
 
 	msg, err := os.ReadFile(term)
@@ -84,7 +85,7 @@ func TestModelInspectDirectory(t *testing.T) {
 	assert.LessOrEqual(t, len(msg), modelmeta.MaxTerminationMessageBytes)
 	assert.NotContains(t, string(msg), "\n", "compact JSON")
 	fromJob := decodeResult(t, string(msg))
-	fromJob.Metadata.WeightsBytes = nil
+	fromJob.Metadata.WeightsBytes, fromJob.Metadata.DownloadBytes = nil, nil
 	assert.Equal(t, got, fromJob, "the termination message is the same result")
 }
 
@@ -106,7 +107,7 @@ func TestModelInspectPVC(t *testing.T) {
 	code, stdout, stderr := runInspect(t, "pvc://model-store/models/qwen", "--root", mount, "--termination-message-path", term)
 	require.Equal(t, 0, code, stderr)
 	got := decodeResult(t, stdout)
-	got.Metadata.WeightsBytes = nil
+	got.Metadata.WeightsBytes, got.Metadata.DownloadBytes = nil, nil
 	assert.Equal(t, qwenWant("pvc://model-store/models/qwen"), got.Metadata)
 
 	// What the reconciler's Job runs.
@@ -117,7 +118,7 @@ func TestModelInspectPVC(t *testing.T) {
 	msg, err := os.ReadFile(jobTerm)
 	require.NoError(t, err)
 	fromJob := decodeResult(t, string(msg))
-	fromJob.Metadata.WeightsBytes = nil
+	fromJob.Metadata.WeightsBytes, fromJob.Metadata.DownloadBytes = nil, nil
 	assert.Equal(t, got, fromJob)
 
 	code, _, stderr = runInspect(t, "pvc://model-store/models/qwen")
