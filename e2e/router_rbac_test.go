@@ -127,3 +127,30 @@ func TestRouterRBAC(t *testing.T) {
 		})
 	})
 }
+
+// OME's PD runtimes, applied unchanged, select workers with
+// component=engine|decoder ome.io/inferenceservice=<isvc> (the multi-node
+// one adds leaderworkerset.sigs.k8s.io/worker-index=0): listed through the
+// API as their routers list them, each selector finds exactly its pods.
+func TestOMESelectorsFindBerthPods(t *testing.T) {
+	t.Parallel()
+	ns := lifecycleNamespace(t, "e2e-omesel")
+	rt := createRuntime(t, MakeRuntime(uniqueName("e2e-omesel")).PD().MultiNode(1).Obj())
+	createService(t, MakeService(ns, "mn").Runtime(rt.Name).Replicas(1).Obj())
+	waitPods(t, ns, "mn", "a multi-node engine group, a decoder and a router",
+		podsNamed("mn-engine-0-0", "mn-engine-0-1", "mn-decoder-0", "mn-router-0"))
+	cases := []struct {
+		selector string
+		want     []string
+	}{
+		{"component=engine,ome.io/inferenceservice=mn", []string{"mn-engine-0-0", "mn-engine-0-1"}},
+		{"component=engine,leaderworkerset.sigs.k8s.io/worker-index=0,ome.io/inferenceservice=mn", []string{"mn-engine-0-0"}},
+		{"component=decoder,ome.io/inferenceservice=mn", []string{"mn-decoder-0"}},
+		{"component=router,ome.io/inferenceservice=mn", []string{"mn-router-0"}},
+	}
+	for _, tc := range cases {
+		list, err := env.Kube.CoreV1().Pods(ns).List(ctxT(t, apiTimeout), metav1.ListOptions{LabelSelector: tc.selector})
+		require.NoError(t, err)
+		assert.ElementsMatch(t, tc.want, podNames(list.Items), "pods selected by %s", tc.selector)
+	}
+}
