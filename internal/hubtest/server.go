@@ -17,12 +17,20 @@
 // server's token and 403 with another one; an unknown repository answers
 // 401 without a token and 404 with one; an unknown revision or file 404.
 // The revision may be "main" or the repository's commit sha.
+//
+// S3Server (s3.go) serves the same repositories as a MinIO-style S3 API
+// with SigV4 verified against fixed credentials. NewServerAt and
+// NewS3ServerAt listen on a given address (e.g. the host's bridge address,
+// for pods on a local node), NewServer and NewS3Server on loopback. Tiny
+// repositories are small enough to download; the large generated ones are
+// for discovery (their lfs sha256 is a stand-in above 64 MiB).
 package hubtest
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -50,9 +58,40 @@ type cdnEntry struct {
 	file File
 }
 
-// NewServer starts a test Hub serving repos (Models() when none are given).
-// Close it when done.
+// NewServer starts a test Hub on a loopback port serving repos (Models()
+// when none are given). Close it when done.
 func NewServer(repos ...*Repo) *Server {
+	s := newServer(repos)
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// NewServerAt is NewServer listening on addr (host:port; port 0 picks
+// one), e.g. the host's bridge address that pods on a local node reach.
+func NewServerAt(addr string, repos ...*Repo) (*Server, error) {
+	s := newServer(repos)
+	srv, err := startAt(addr, http.HandlerFunc(s.serve))
+	if err != nil {
+		return nil, fmt.Errorf("hubtest: the Hub cannot listen on %s: %w", addr, err)
+	}
+	s.Server = srv
+	return s, nil
+}
+
+// startAt is an httptest server listening on addr.
+func startAt(addr string, h http.Handler) (*httptest.Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := httptest.NewUnstartedServer(h)
+	_ = srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	return srv, nil
+}
+
+func newServer(repos []*Repo) *Server {
 	if len(repos) == 0 {
 		repos = Models()
 	}
@@ -65,7 +104,6 @@ func NewServer(repos ...*Repo) *Server {
 			}
 		}
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
 
