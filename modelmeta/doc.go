@@ -9,6 +9,17 @@
 // writes Metadata.ToAPI() into a model's status; `berth model inspect`
 // prints it.
 //
+// Download (download.go) is the other use of a Source: every listed file
+// into a directory, for `berth model download` (the model-downloader init
+// container). Nothing is skipped: what a repository holds is what
+// KServe's storage initializer would fetch. Files are fetched
+// DownloadOptions.Concurrency at a time (default 4) with one ranged read
+// each, written under a temporary name (.<name>.part-*) in their
+// directory, checked against the listed size and, for the Hub's LFS files,
+// the listed sha256 (HF.SHA256), then renamed; a file already present
+// with the listed size is kept, so a re-run resumes. Listed paths that are
+// absolute or leave the directory are refused.
+//
 // # Sources
 //
 // A Source (source.go) lists a model's files (path relative to the model's
@@ -72,6 +83,9 @@
 //     8 + header + data, which the listing's size must equal; for GGUF,
 //     every root *.gguf, so a repository holding several quantizations
 //     counts them all).
+//   - DownloadBytes: the sum of every listed file's size, subdirectories
+//     and non-weight files included (files of unknown size count 0): what
+//     a downloader fetches. merge sizes the download volume from it.
 //   - Source: Source.Describe() after listing, e.g. hf://org/repo@<sha>.
 //
 // # Counting parameters
