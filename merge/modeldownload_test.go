@@ -80,3 +80,28 @@ func TestDownloadSizeLimitCountsTheDownload(t *testing.T) {
 	require.NotNil(t, got)
 	assert.Equal(t, "33Gi", got.String())
 }
+
+// TestModelDownloaderParameterErrors: parameters the downloader could not
+// use are errors naming the parameter.
+func TestModelDownloaderParameterErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		storage *v1beta1.StorageSpec
+		want    string
+	}{
+		"s3 endpoint without a scheme": {&v1beta1.StorageSpec{StorageURI: ptr("s3://b/m"), Parameters: map[string]string{"endpoint": "minio:9000"}},
+			`spec.storage.parameters.endpoint="minio:9000": want http(s)://host[:port][/path]`},
+		"hf endpoint with credentials": {&v1beta1.StorageSpec{StorageURI: ptr("hf://o/r"), Parameters: map[string]string{"endpoint": "https://u:p@mirror"}},
+			`spec.storage.parameters.endpoint holds credentials in the URL`},
+		"pathStyle not a boolean": {&v1beta1.StorageSpec{StorageURI: ptr("s3://b/m"), Parameters: map[string]string{"endpoint": "http://minio:9000", "pathStyle": "yes"}},
+			`spec.storage.parameters.pathStyle="yes": want true or false`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := modelInput(t, tc.storage)
+			err := ComposePod(in, SkeletonPod(in.Service, in.Component, in.Group))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "ClusterBaseModel qwen2-5-0-5b-instruct")
+			assert.NotContains(t, err.Error(), "u:p@", "credentials are never echoed")
+		})
+	}
+}

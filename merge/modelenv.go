@@ -150,6 +150,9 @@ func secretEnvVar(name, secret, key string, optional bool) corev1.EnvVar {
 // endpointURL parses storage.parameters.endpoint: http(s)://host[:port][/path].
 func endpointURL(m *ModelMount, e string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(e))
+	if err == nil && u.User != nil {
+		return nil, fmt.Errorf("%s spec.storage.parameters.%s holds credentials in the URL; put them in the Secret named by spec.storage.key", m.ref(), paramEndpoint)
+	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
 		return nil, fmt.Errorf("%s spec.storage.parameters.%s=%q: want http(s)://host[:port][/path], without credentials or query", m.ref(), paramEndpoint, e)
 	}
