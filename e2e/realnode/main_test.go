@@ -49,6 +49,11 @@ func run(m *testing.M) int {
 	if env.Node == nil {
 		fmt.Fprintf(os.Stderr, "realnode: SKIP: every test of the real node skips here: %v\n", env.NodeErr)
 	} else {
+		if err := startModelServers(); err != nil {
+			fmt.Fprintf(os.Stderr, "realnode: FAIL: the local Hub and S3 server: %v\n", err)
+			return 1
+		}
+		defer stopModelServers()
 		t := time.Now()
 		if err := installKustomize(ctx, env); err != nil {
 			fmt.Fprintf(os.Stderr, "realnode: FAIL: berth in-cluster (kubectl apply --server-side -k): %v\n", err)
