@@ -220,7 +220,13 @@ func SkeletonPods(isvc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec
 	var out []*corev1.Pod
 	for _, t := range merge.Topology(isvc, rt) {
 		for _, g := range merge.CanonicalRoles(isvc, t) {
-			out = append(out, merge.SkeletonPod(isvc, t.Component, g))
+			pod := merge.SkeletonPod(isvc, t.Component, g)
+			// As the reconciler creates them: with the labels OME's
+			// runtimes select on (outside the revision).
+			for k, v := range merge.OMECompatLabels(t.Component, g) {
+				pod.Labels[k] = v
+			}
+			out = append(out, pod)
 		}
 	}
 	return out
