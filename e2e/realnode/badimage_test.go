@@ -23,15 +23,12 @@ func TestMissingImageShowsInStatus(t *testing.T) {
 	c := berthClient(t)
 	applyTestEngineRuntime(t)
 	const missing = "ghcr.io/berthdev/no-such-engine:0.0.0"
-	newChatService(t, c, ns, "broken", 1)
-	isvc, err := c.OmeV1beta1().InferenceServices(ns).Get(ctx, "broken", metav1.GetOptions{})
-	require.NoError(t, err)
-	isvc.Spec.Engine.Runner = &v1beta1.RunnerSpec{Image: missing}
-	_, err = c.OmeV1beta1().InferenceServices(ns).Update(ctx, isvc, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	newChatService(t, c, ns, "broken", 1, func(isvc *v1beta1.InferenceService) {
+		isvc.Spec.Engine.Runner = &v1beta1.RunnerSpec{Image: missing}
+	})
 
 	var status string
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		got, err := c.OmeV1beta1().InferenceServices(ns).Get(ctx, "broken", metav1.GetOptions{})
 		if err != nil {
 			return false, nil

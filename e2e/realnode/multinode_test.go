@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
@@ -25,12 +24,7 @@ func TestMultiNodeGroupResolvesLeaderByDNS(t *testing.T) {
 	ns := newNamespace(t, "multinode")
 	c := berthClient(t)
 	applyTestEngineRuntime(t)
-	newChatService(t, c, ns, "group", 1)
-	isvc, err := c.OmeV1beta1().InferenceServices(ns).Get(ctx, "group", metav1.GetOptions{})
-	require.NoError(t, err)
-	isvc.Spec.Runtime.Name = "berth-test-engine-multinode-rt"
-	_, err = c.OmeV1beta1().InferenceServices(ns).Update(ctx, isvc, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	newChatService(t, c, ns, "group", 1, onRuntime("berth-test-engine-multinode-rt"))
 	waitServiceReady(t, c, ns, "group", 3*time.Minute)
 
 	leader := merge.PodName("group", v1beta1.ComponentEngine, merge.GroupIdentity{GroupIndex: 0, Role: merge.RoleLeader})

@@ -23,16 +23,12 @@ func TestPrefillDecodeServesOnRealNode(t *testing.T) {
 	ns := newNamespace(t, "pd")
 	c := berthClient(t)
 	applyTestEngineRuntime(t)
-	newChatService(t, c, ns, "pd", 1)
-	isvc, err := c.OmeV1beta1().InferenceServices(ns).Get(ctx, "pd", metav1.GetOptions{})
-	require.NoError(t, err)
-	isvc.Spec.Runtime.Name = "berth-test-engine-pd-rt"
-	isvc.Spec.Decoder = &v1beta1.DecoderSpec{}
-	isvc.Spec.Decoder.NodeSelector, isvc.Spec.Decoder.Tolerations = realNodePlacement()
-	isvc.Spec.Router = &v1beta1.RouterSpec{}
-	isvc.Spec.Router.NodeSelector, isvc.Spec.Router.Tolerations = realNodePlacement()
-	_, err = c.OmeV1beta1().InferenceServices(ns).Update(ctx, isvc, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	newChatService(t, c, ns, "pd", 1, onRuntime("berth-test-engine-pd-rt"), func(isvc *v1beta1.InferenceService) {
+		isvc.Spec.Decoder = &v1beta1.DecoderSpec{}
+		isvc.Spec.Decoder.NodeSelector, isvc.Spec.Decoder.Tolerations = realNodePlacement()
+		isvc.Spec.Router = &v1beta1.RouterSpec{}
+		isvc.Spec.Router.NodeSelector, isvc.Spec.Router.Tolerations = realNodePlacement()
+	})
 	waitServiceReady(t, c, ns, "pd", 3*time.Minute)
 
 	router, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "pd-router-0", metav1.GetOptions{})

@@ -139,7 +139,8 @@ func ptr[T any](v T) *T { return &v }
 
 // newChatService creates a BaseModel (<name>-model) on the node and an InferenceService
 // name of replicas groups on berth-test-engine, placed on the real node.
-func newChatService(t *testing.T, c versioned.Interface, ns, name string, replicas int32) {
+// Options change the service before it is created.
+func newChatService(t *testing.T, c versioned.Interface, ns, name string, replicas int32, opts ...func(*v1beta1.InferenceService)) {
 	t.Helper()
 	ctx := context.Background()
 	dir := writeModelDir(t, "LlamaForCausalLM")
@@ -164,6 +165,14 @@ func newChatService(t *testing.T, c versioned.Interface, ns, name string, replic
 	}
 	isvc.Spec.Engine.MinReplicas = &replicas
 	isvc.Spec.Engine.NodeSelector, isvc.Spec.Engine.Tolerations = realNodePlacement()
+	for _, o := range opts {
+		o(isvc)
+	}
 	_, err = c.OmeV1beta1().InferenceServices(ns).Create(ctx, isvc, metav1.CreateOptions{})
 	require.NoError(t, err)
+}
+
+// onRuntime names the service's runtime.
+func onRuntime(name string) func(*v1beta1.InferenceService) {
+	return func(isvc *v1beta1.InferenceService) { isvc.Spec.Runtime.Name = name }
 }
