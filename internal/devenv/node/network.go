@@ -97,10 +97,35 @@ func (n *Node) cleanupKernel() error {
 		// Removes the KUBE-* chains of every mode.
 		_ = runCmd(ctx, n.opts.Binaries.KubeProxy, "--cleanup", "--v=0")
 	}
+	n.removeKubeletChains(ctx)
 	if len(errs) > 0 {
 		return fmt.Errorf("cleaning the node's network: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// kubeletChains are the iptables chains the kubelet itself makes (its
+// localnet firewall and its canaries); kube-proxy --cleanup leaves them.
+var kubeletChains = []struct{ table, chain string }{
+	{"filter", "KUBE-FIREWALL"}, {"filter", "KUBE-KUBELET-CANARY"},
+	{"nat", "KUBE-KUBELET-CANARY"}, {"mangle", "KUBE-KUBELET-CANARY"}, {"mangle", "KUBE-IPTABLES-HINT"},
+}
+
+// removeKubeletChains deletes the jumps to the kubelet's chains, then the
+// chains; a chain that is not there is no error.
+func (n *Node) removeKubeletChains(ctx context.Context) {
+	ipt := n.opts.Binaries.IPTables
+	if ipt == "" {
+		return
+	}
+	for _, from := range []string{"INPUT", "OUTPUT"} {
+		for runCmd(ctx, ipt, "-t", "filter", "-D", from, "-j", "KUBE-FIREWALL") == nil {
+		}
+	}
+	for _, c := range kubeletChains {
+		_ = runCmd(ctx, ipt, "-t", c.table, "-F", c.chain)
+		_ = runCmd(ctx, ipt, "-t", c.table, "-X", c.chain)
+	}
 }
 
 // runCmd runs a short command and returns its output in the error.
