@@ -107,11 +107,6 @@ func writeDemoModel(dir string) error {
 	return nil
 }
 
-func realNodePlacement() (map[string]string, []corev1.Toleration) {
-	return map[string]string{node.Label: node.LabelValue},
-		[]corev1.Toleration{{Key: node.Label, Operator: corev1.TolerationOpEqual, Value: node.LabelValue, Effect: corev1.TaintEffectNoSchedule}}
-}
-
 func createDemoChat(ctx context.Context, c versioned.Interface, dir string) error {
 	str := func(s string) *string { return &s }
 	model := &v1beta1.BaseModel{
@@ -134,7 +129,7 @@ func createDemoChat(ctx context.Context, c versioned.Interface, dir string) erro
 			Engine:  &v1beta1.EngineSpec{},
 		},
 	}
-	isvc.Spec.Engine.NodeSelector, isvc.Spec.Engine.Tolerations = realNodePlacement()
+	isvc.Spec.Engine.NodeSelector, isvc.Spec.Engine.Tolerations = node.Placement()
 	if _, err := c.OmeV1beta1().InferenceServices(demoChatNamespace).Create(ctx, isvc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -160,7 +155,7 @@ func waitReady(ctx context.Context, c versioned.Interface, timeout time.Duration
 // chatPod runs args in a pod of the test engine's image on the real node
 // and returns its log.
 func chatPod(ctx context.Context, env *devenv.Env, args []string) (string, error) {
-	sel, tol := realNodePlacement()
+	sel, tol := node.Placement()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "ask-"}, Spec: corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever, NodeSelector: sel, Tolerations: tol,
 		Containers: []corev1.Container{{Name: "ask", Image: version.Image("berth-test-engine"), Command: args}},

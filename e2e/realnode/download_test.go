@@ -78,7 +78,7 @@ func downloadedService(t *testing.T, ns string, storage *v1beta1.StorageSpec, se
 			Engine:  &v1beta1.EngineSpec{},
 		},
 	}
-	isvc.Spec.Engine.NodeSelector, isvc.Spec.Engine.Tolerations = realNodePlacement()
+	isvc.Spec.Engine.NodeSelector, isvc.Spec.Engine.Tolerations = node.Placement()
 	_, err = c.OmeV1beta1().InferenceServices(ns).Create(ctx, isvc, metav1.CreateOptions{})
 	require.NoError(t, err)
 	waitServiceReady(t, c, ns, "chat", 3*time.Minute)

@@ -16,16 +16,9 @@ import (
 	"github.com/berthdev/berth/internal/devenv/node"
 )
 
-// realNodePlacement is what places a pod on the real node: its label and
-// a toleration of its taint.
-func realNodePlacement() (map[string]string, []corev1.Toleration) {
-	return map[string]string{node.Label: node.LabelValue},
-		[]corev1.Toleration{{Key: node.Label, Operator: corev1.TolerationOpEqual, Value: node.LabelValue, Effect: corev1.TaintEffectNoSchedule}}
-}
-
 // onRealNode places a pod spec on the real node.
 func onRealNode(spec *corev1.PodSpec) {
-	sel, tol := realNodePlacement()
+	sel, tol := node.Placement()
 	spec.NodeSelector = sel
 	spec.Tolerations = append(spec.Tolerations, tol...)
 }

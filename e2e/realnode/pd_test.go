@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/devenv/node"
 )
 
 // Prefill/decode on the real node: engine (prefill), decoder (decode) and
@@ -25,9 +26,9 @@ func TestPrefillDecodeServesOnRealNode(t *testing.T) {
 	applyTestEngineRuntime(t)
 	newChatService(t, c, ns, "pd", 1, onRuntime("berth-test-engine-pd-rt"), func(isvc *v1beta1.InferenceService) {
 		isvc.Spec.Decoder = &v1beta1.DecoderSpec{}
-		isvc.Spec.Decoder.NodeSelector, isvc.Spec.Decoder.Tolerations = realNodePlacement()
+		isvc.Spec.Decoder.NodeSelector, isvc.Spec.Decoder.Tolerations = node.Placement()
 		isvc.Spec.Router = &v1beta1.RouterSpec{}
-		isvc.Spec.Router.NodeSelector, isvc.Spec.Router.Tolerations = realNodePlacement()
+		isvc.Spec.Router.NodeSelector, isvc.Spec.Router.Tolerations = node.Placement()
 	})
 	waitServiceReady(t, c, ns, "pd", 3*time.Minute)
 

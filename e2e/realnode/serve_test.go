@@ -18,6 +18,7 @@ import (
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	"github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv"
+	"github.com/berthdev/berth/internal/devenv/node"
 	"github.com/berthdev/berth/version"
 )
 
@@ -164,7 +165,7 @@ func newChatService(t *testing.T, c versioned.Interface, ns, name string, replic
 		},
 	}
 	isvc.Spec.Engine.MinReplicas = &replicas
-	isvc.Spec.Engine.NodeSelector, isvc.Spec.Engine.Tolerations = realNodePlacement()
+	isvc.Spec.Engine.NodeSelector, isvc.Spec.Engine.Tolerations = node.Placement()
 	for _, o := range opts {
 		o(isvc)
 	}

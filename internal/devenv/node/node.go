@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/berthdev/berth/internal/devenv/process"
@@ -235,3 +236,10 @@ func (n *Node) Stop() {
 
 // port formats a loopback address.
 func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// Placement is what puts a pod on the real node: a nodeSelector on Label
+// and a toleration of its taint.
+func Placement() (map[string]string, []corev1.Toleration) {
+	return map[string]string{Label: LabelValue},
+		[]corev1.Toleration{{Key: Label, Operator: corev1.TolerationOpEqual, Value: LabelValue, Effect: corev1.TaintEffectNoSchedule}}
+}
