@@ -93,6 +93,10 @@ func (env *Env) startNode(ctx context.Context, opts Options) {
 		return
 	}
 	env.Node = n
+	// Whoever stops the cluster (Env.Stop, Ctrl-C through
+	// Cluster.StopOnSignal) stops the node first: its containers would
+	// otherwise outlive it.
+	env.Cluster.StopFirst(n.Stop)
 	for _, t := range n.Timings {
 		env.Timings = append(env.Timings, cluster.Timing{Step: t.Step, Duration: t.Duration})
 	}

@@ -108,6 +108,7 @@ type Cluster struct {
 	processes  []*process.Process
 	supervised []*process.Supervised
 	stopped    bool // set by Stop: nothing is supervised afterwards
+	stopFirst  []func()
 	stopOnce   sync.Once
 	ownRunDir  bool
 }
@@ -406,7 +407,11 @@ func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
 		c.mu.Lock()
 		c.stopped = true
+		first := c.stopFirst
 		c.mu.Unlock()
+		for i := len(first) - 1; i >= 0; i-- {
+			first[i]()
+		}
 		sup := c.Supervised()
 		for i := len(sup) - 1; i >= 0; i-- {
 			sup[i].Stop()
@@ -424,6 +429,15 @@ func (c *Cluster) Stop() {
 			}
 		}
 	})
+}
+
+// StopFirst registers f to run at the start of Stop, before any process
+// is stopped (the latest first): a real node removes its pods while the
+// apiserver still answers. Stop on a signal runs it too.
+func (c *Cluster) StopFirst(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopFirst = append(c.stopFirst, f)
 }
 
 // StopOnSignal stops the cluster on SIGINT or SIGTERM and then exits with

@@ -275,3 +275,14 @@ func TestSupervisedComponentsStopWithTheCluster(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "start berth-late: the local control plane was stopped meanwhile")
 }
+
+// StopFirst's functions run once, at the start of Stop, the latest first.
+func TestStopFirst(t *testing.T) {
+	c := &Cluster{}
+	var order []string
+	c.StopFirst(func() { order = append(order, "a") })
+	c.StopFirst(func() { order = append(order, "b") })
+	c.Stop()
+	c.Stop()
+	assert.Equal(t, []string{"b", "a"}, order)
+}
