@@ -87,7 +87,7 @@ generate-gang-crds:
 	  cp "$$tmp/scheduling.volcano.sh_podgroups.yaml" $(GANG_CRDS)/
 	chmod 644 $(GANG_CRDS)/*.yaml
 
-# cert-manager's CRDs (issue 15): the e2e suite installs them to apply the
+# cert-manager's CRDs: the e2e suite installs them to apply the
 # cert-manager overlay to a real apiserver. Rendered from deploy/crds of the
 # github.com/cert-manager/cert-manager module go.mod pins (Helm templates in
 # comments and labels, filled as its chart does by default).
@@ -132,9 +132,11 @@ test-unit: ## Unit tests of the pure packages (no control plane).
 
 .PHONY: test
 test: deps images ## Everything: unit tests and the e2e suites against a real control plane (and the real node, where it runs).
-	go test -timeout 30m ./...
+	@mkdir -p bin; rc=0; go test -timeout 30m ./... 2>&1 | tee bin/test.log || rc=$$?; \
+	if [ $$rc -ne 0 ]; then echo "== make test failed; the failures (whole output in bin/test.log):"; \
+	  grep -E -A25 -- '^\s*--- FAIL|^panic:' bin/test.log | grep -v -E '^\s*--- PASS' | head -200; fi; exit $$rc
 
-# --- local control plane (issue 3): etcd, Kubernetes v1.34.4 built from the Go
+# --- local control plane: etcd, Kubernetes v1.34.4 built from the Go
 # module proxy through hack/kube-build, kwok. Each is built once into a
 # versioned folder and reused; internal/devenv/cluster looks for them there
 # (or in $BERTH_KUBE_BIN_DIR, next to bin/berth, or in $PATH).
@@ -153,11 +155,11 @@ COREDNS_BIN     := bin/coredns-$(COREDNS_VERSION)
 NODE_DEBS       := containerd runc containernetworking-plugins iptables conntrack
 KWOK_VERSION := v0.8.0
 KWOK_BIN     := bin/kwok-$(KWOK_VERSION)
-# helm (issue 15): renders and installs the chart in deploy/chart/berth (its
+# helm: renders and installs the chart in deploy/chart/berth (its
 # tests and e2e/helm_test.go); built once from the module proxy.
 HELM_VERSION := v3.22.0
 HELM_BIN     := bin/helm-$(HELM_VERSION)
-# scheduler-plugins (issue 13, gang scheduling): its cmd/scheduler
+# scheduler-plugins (gang scheduling): its cmd/scheduler
 # (kube-scheduler with the Coscheduling plugin) runs next to kube-scheduler as
 # a second scheduler, with its cmd/controller (PodGroup status); built through
 # hack/sched-build as scheduler-plugins-scheduler and
@@ -165,7 +167,7 @@ HELM_BIN     := bin/helm-$(HELM_VERSION)
 SCHED_PLUGINS_VERSION := v0.32.7
 SCHED_PLUGINS_BIN     := bin/scheduler-plugins-$(SCHED_PLUGINS_VERSION)
 SCHED_PLUGINS_CMDS    := scheduler controller
-# cert-manager (issue 15): its controller and CA injector for the e2e
+# cert-manager: its controller and CA injector for the e2e
 # cert-manager test, built through hack/cert-manager-build from the
 # github.com/cert-manager/cert-manager module (upstream's cmd/* modules are
 # not served; the wrapper's mains run the served pkg/controller packages).
@@ -255,7 +257,7 @@ e2e: deps ## The e2e suite against a real local control plane.
 help:
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "%-14s %s\n", $$1, $$2}'
 
-# --- fuzzing (issue 10, item 12): every fuzz target of the module, briefly,
+# --- fuzzing: every fuzz target of the module, briefly,
 # one at a time (go test -fuzz takes one target per package per run). CI
 # runs it on every change. A failing input is written to the package's
 # testdata/fuzz/<target>/; once fixed, commit it as a regression seed.

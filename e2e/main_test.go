@@ -13,6 +13,7 @@ import (
 
 	"github.com/berthdev/berth/internal/devenv"
 	"github.com/berthdev/berth/internal/devenv/cluster"
+	"k8s.io/client-go/rest"
 )
 
 var (
@@ -30,6 +31,10 @@ var (
 
 func TestMain(m *testing.M) {
 	os.Setenv(cluster.WatchListEnv, "false")
+	// berth's admission warnings are part of what the tests check, through
+	// a handler of their own (see policy_admission_test.go); printed to
+	// stderr by client-go's default handler they bury a failure's output.
+	rest.SetDefaultWarningHandler(rest.NoWarnings{})
 	os.Exit(run(m))
 }
 
