@@ -52,12 +52,19 @@ import (
 //     merge.NewModelMount from its spec and status, so the revision the
 //     pod webhook stamps is the reconciler's. The pod webhook's revision
 //     cache is keyed by the model's resourceVersion too.
-//   - Denied, naming the field: a storage URI with an unknown scheme, a
-//     Secret named by storage.key that does not exist in the service's
-//     namespace, and the claim of a pvc:// URI that does not exist there.
-//     When the webhook cannot tell (its metadata cache has not synced and
-//     the API server did not answer), it warns instead. On UPDATE, what the
-//     stored service already had is a warning (ratcheting).
+//   - Denied, naming the field: a storage URI with an unknown scheme, the
+//     claim of a pvc:// URI that does not exist in the service's
+//     namespace, and, only when the model is downloaded into the pods
+//     (merge.DeliveryDownload, see downloaderSecret), a Secret named by
+//     storage.key that does not exist there: the downloader reads it in
+//     that namespace. A model served from OME's node cache, a host path or
+//     a claim needs no Secret in the service's namespace, whatever its
+//     storage.key says (OME's model agent reads the key in its own
+//     namespace). The Secret is looked up by name only (webhook/cache:
+//     one metadata GET, no list or watch of Secrets). When the webhook
+//     cannot tell (the claims' cache has not synced, or the API server
+//     did not answer), it warns instead. On UPDATE, what the stored
+//     service already had is a warning (ratcheting).
 
 // DefaultModelDownloaderImage is berth's own downloader (berth model
 // download <storageUri> <dest>, KServe's storage-initializer contract:
@@ -118,7 +125,9 @@ func (h *InferenceServices) downloaderFor(m selection.Model) string {
 
 // storageErrors checks what the pods of the service will need from the
 // model's storage: a URI berth understands, the Secret of storage.key and
-// the claim of a pvc:// URI in the service's namespace. Each error is a
+// the claim of a pvc:// URI in the service's namespace (a claim that OME's
+// form pvc://{namespace}:{claim}/{sub-path} places in another namespace
+// cannot be mounted by the service's pods). Each error is a
 // line "spec.model.name: <Kind>/<name>: spec.storage.<field>: ...";
 // warnings say what could not be checked.
 func (h *InferenceServices) storageErrors(ctx context.Context, isvc *v1beta1.InferenceService, m selection.Model) (errs, warnings []string) {
@@ -133,7 +142,7 @@ func (h *InferenceServices) storageErrors(ctx context.Context, isvc *v1beta1.Inf
 		}
 		switch exists, known := lookup(ctx, isvc.Namespace, name); {
 		case !known:
-			warnings = append(warnings, fmt.Sprintf("cannot check that %s %q (%s %s) exists in namespace %s: the webhook's cache has not synced; the service's pods cannot start without it",
+			warnings = append(warnings, fmt.Sprintf("cannot check that %s %q (%s %s) exists in namespace %s: neither the webhook's cache nor the API server answered; the service's pods cannot start without it",
 				kind, name, m.Ref(), "spec.storage."+fieldName, isvc.Namespace))
 		case !exists:
 			errs = append(errs, fmt.Sprintf("%s%s: %s %q does not exist in namespace %s; %s", at, fieldName, kind, name, isvc.Namespace, fix))
@@ -144,16 +153,35 @@ func (h *InferenceServices) storageErrors(ctx context.Context, isvc *v1beta1.Inf
 		switch {
 		case err != nil:
 			errs = append(errs, at+"storageUri: "+err.Error())
+		case loc.Scheme == v1beta1.SchemePVC && loc.ClaimNamespace != "" && loc.ClaimNamespace != isvc.Namespace:
+			errs = append(errs, fmt.Sprintf("%sstorageUri: PersistentVolumeClaim %q is in namespace %s; pods of namespace %s cannot mount it: create the service in namespace %s, or use a model whose claim is in this namespace",
+				at, loc.ClaimName, loc.ClaimNamespace, isvc.Namespace, loc.ClaimNamespace))
 		case loc.Scheme == v1beta1.SchemePVC:
 			check(h.Claims, "PersistentVolumeClaim", loc.ClaimName, "storageUri",
 				"the pods mount the model from it: create it there, or use a model whose claim is in this namespace")
 		}
 	}
-	if st.Key != nil && *st.Key != "" {
-		check(h.Secrets, "Secret", *st.Key, "key",
+	if secret := downloaderSecret(m); secret != "" {
+		check(h.Secrets, "Secret", secret, "key",
 			"the model's downloader reads its credentials from it: create it there, or fix the model's storage.key")
 	}
 	return errs, warnings
+}
+
+// downloaderSecret is the Secret (storage.key) the model's downloader reads
+// in the service's namespace, "" when no downloader runs: merge delivers
+// the model another way (ModelMount.Delivery, the rule the pods are
+// composed by), or the storage is invalid (storageErrors says so).
+func downloaderSecret(m selection.Model) string {
+	mm := modelMount(m)
+	if mm == nil {
+		return ""
+	}
+	d, err := mm.Delivery()
+	if err != nil || d.How != merge.DeliveryDownload {
+		return ""
+	}
+	return d.Secret
 }
 
 // checkStorage denies what storageErrors finds, except, on UPDATE, what

@@ -319,12 +319,27 @@ func TestModelStorageIsCheckedAtAdmission(t *testing.T) {
 			wantDenial: deny + `key: Secret "hf-token" does not exist in namespace mistral-7b-instruct; the model's downloader reads its credentials from it: create it there, or fix the model's storage.key`},
 		{name: "missing claim", storage: v1beta1.StorageSpec{StorageURI: ptrTo("pvc://models/mistral")}, claims: present(),
 			wantDenial: deny + `storageUri: PersistentVolumeClaim "models" does not exist in namespace mistral-7b-instruct; the pods mount the model from it: create it there, or use a model whose claim is in this namespace`},
-		{name: "Secret and claim exist", storage: v1beta1.StorageSpec{StorageURI: ptrTo("pvc://models/mistral"), Key: ptrTo("creds")},
-			secrets: present(ns + "/creds"), claims: present(ns + "/models")},
-		{name: "cache not synced", storage: v1beta1.StorageSpec{StorageURI: ptrTo("pvc://models/mistral"), Key: ptrTo("creds")}, secrets: unknown, claims: unknown,
+		{name: "Secret exists", storage: v1beta1.StorageSpec{StorageURI: ptrTo(mistralHF), Key: ptrTo("creds")}, secrets: present(ns + "/creds")},
+		{name: "claim exists", storage: v1beta1.StorageSpec{StorageURI: ptrTo("pvc://models/mistral")}, claims: present(ns + "/models")},
+		// Only a downloader reads storage.key in the service's namespace:
+		// OME's node cache (its model agent reads the key in its own
+		// namespace), a host path and a claim need no Secret there.
+		{name: "node cache needs no Secret", storage: v1beta1.StorageSpec{StorageURI: ptrTo(mistralHF), Path: ptrTo("/raid/models/mistral"), Key: ptrTo("hf-token")},
+			secrets: present()},
+		{name: "claim needs no Secret", storage: v1beta1.StorageSpec{StorageURI: ptrTo("pvc://models/mistral"), Key: ptrTo("creds")},
+			secrets: present(), claims: present(ns + "/models")},
+		{name: "host path needs no Secret", storage: v1beta1.StorageSpec{StorageURI: ptrTo("/data/mistral"), Key: ptrTo("creds")}, secrets: present()},
+		{name: "node cache model downloaded anyway needs its Secret",
+			storage: v1beta1.StorageSpec{StorageURI: ptrTo(mistralHF), Path: ptrTo("/raid/models/mistral"), Key: ptrTo("hf-token"), DownloadPolicy: ptrTo(v1beta1.AlwaysDownload)},
+			secrets:    present(),
+			wantDenial: deny + `key: Secret "hf-token" does not exist in namespace mistral-7b-instruct; the model's downloader reads its credentials from it: create it there, or fix the model's storage.key`},
+		{name: "cache not synced: claim", storage: v1beta1.StorageSpec{StorageURI: ptrTo("pvc://models/mistral"), Key: ptrTo("creds")}, secrets: unknown, claims: unknown,
 			wantWarnings: []string{
-				`cannot check that PersistentVolumeClaim "models" (` + mistralRef + ` spec.storage.storageUri) exists in namespace mistral-7b-instruct: the webhook's cache has not synced; the service's pods cannot start without it`,
-				`cannot check that Secret "creds" (` + mistralRef + ` spec.storage.key) exists in namespace mistral-7b-instruct: the webhook's cache has not synced; the service's pods cannot start without it`,
+				`cannot check that PersistentVolumeClaim "models" (` + mistralRef + ` spec.storage.storageUri) exists in namespace mistral-7b-instruct: neither the webhook's cache nor the API server answered; the service's pods cannot start without it`,
+			}},
+		{name: "API server did not answer: Secret", storage: v1beta1.StorageSpec{StorageURI: ptrTo(mistralHF), Key: ptrTo("creds")}, secrets: unknown, claims: unknown,
+			wantWarnings: []string{
+				`cannot check that Secret "creds" (` + mistralRef + ` spec.storage.key) exists in namespace mistral-7b-instruct: neither the webhook's cache nor the API server answered; the service's pods cannot start without it`,
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
