@@ -330,7 +330,7 @@ func TestModelStorageIsCheckedAtAdmission(t *testing.T) {
 			secrets: present(), claims: present(ns + "/models")},
 		{name: "host path needs no Secret", storage: v1beta1.StorageSpec{StorageURI: ptrTo("/data/mistral"), Key: ptrTo("creds")}, secrets: present()},
 		{name: "node cache model downloaded anyway needs its Secret",
-			storage: v1beta1.StorageSpec{StorageURI: ptrTo(mistralHF), Path: ptrTo("/raid/models/mistral"), Key: ptrTo("hf-token"), DownloadPolicy: ptrTo(v1beta1.AlwaysDownload)},
+			storage:    v1beta1.StorageSpec{StorageURI: ptrTo(mistralHF), Path: ptrTo("/raid/models/mistral"), Key: ptrTo("hf-token"), DownloadPolicy: ptrTo(v1beta1.AlwaysDownload)},
 			secrets:    present(),
 			wantDenial: deny + `key: Secret "hf-token" does not exist in namespace mistral-7b-instruct; the model's downloader reads its credentials from it: create it there, or fix the model's storage.key`},
 		{name: "cache not synced: claim", storage: v1beta1.StorageSpec{StorageURI: ptrTo("pvc://models/mistral"), Key: ptrTo("creds")}, secrets: unknown, claims: unknown,
