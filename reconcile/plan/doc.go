@@ -94,13 +94,22 @@
 //     a pod (terminating, or an extra being deleted) is waited for, not
 //     skipped: nothing is created in an occupied slot, and Next requeues
 //     after WaitRequeue.
-//  3. Missing pods. A pod missing from a live group at the current
-//     revision is created again, under every policy, once its slot is
-//     free. The caller composes pods at the current revision only, so a
-//     group missing a pod whose live pods are at another revision (a
-//     partition-protected group, say) is not completed with a pod of a
-//     different revision but replaced whole: deleted, then created by
-//     rule 2. It is not Ready, so this costs no availability.
+//  3. Missing pods, and partitions hold. A pod missing from a live group
+//     is created again, under every policy, once its slot is free, at its
+//     group's revision: the current one, or for a group below the
+//     partition whose live pods are all at one other revision, that
+//     revision when the caller recorded its templates (Spec.Recorded;
+//     PodID.Revision). A group missing a pod that cannot be completed so
+//     (outdated at or above the partition, pods of several revisions, a
+//     revision no longer recorded) is not completed with a pod of another
+//     revision but replaced whole: deleted, then created by rule 2. It is
+//     not Ready, so this costs no availability. Rule 2 creates a group
+//     below the partition at Spec.StableRevision, the last revision every
+//     group ran (StatefulSet's currentRevision), when it differs from the
+//     current one and is recorded, in that revision's shape; above the
+//     partition, always at the current revision. Where a protected group
+//     comes back at the current revision because its revision is not
+//     recorded, a Warning event RevisionNotRecorded names both.
 //  4. Scale down. While more groups are live than Replicas, whole groups
 //     are deleted: partition-protected groups last, groups that are not
 //     Ready first, then the highest ordinal first. Deleting a Ready group
@@ -166,11 +175,14 @@
 //
 //   - No surge: a rolled group is deleted before it is recreated (Kthena
 //     has no maxSurge either).
-//   - Pods are created at the current revision only (the webhook composes
-//     them from the current inputs). A partition-protected group that is
-//     recreated for another reason (ServingGroupRecreate, rule 3, scaling)
-//     comes back at the current revision; Kthena keeps old templates in
-//     ControllerRevisions for this.
+//   - A group below the partition that loses every pod comes back at the
+//     stable revision, not at the one it ran: a group the user let roll
+//     (partition lowered) and then protected again (partition raised)
+//     returns to the stable revision, as a StatefulSet's pods do. A group
+//     with pods left keeps their revision.
+//   - A protected group comes back at its revision only while that
+//     revision's templates are recorded (the caller's history limit);
+//     otherwise at the current revision, with an event.
 //   - RoleRecreate never escalates to recreating the whole group, and
 //     recoveries have no limit, only the growing delay (LWS #877 proposes
 //     maxGroupRestarts).

@@ -97,11 +97,12 @@ func (p *planner) deleteGroup(g *group, reason string) {
 	p.gone[g.ordinal] = true
 }
 
-// create adds a pod to create, stamped with its group's recovery count.
-func (p *planner) create(id ident) {
+// create adds a pod to create at revision rev ("": the current one),
+// stamped with its group's recovery count.
+func (p *planner) create(id ident, rev string) {
 	p.created[id.group] = true
 	p.step.Create = append(p.step.Create, PodID{
-		Group: id.group, Role: id.role, Worker: id.worker, RecreateCount: p.backoff[id.group].Count,
+		Group: id.group, Role: id.role, Worker: id.worker, RecreateCount: p.backoff[id.group].Count, Revision: rev,
 	})
 }
 

@@ -64,17 +64,25 @@ func cmpBool(a, b bool) int {
 }
 
 // replaceIncomplete applies rule 3's exception: a group missing a pod
-// whose live pods are at another revision is deleted whole, to come back
-// at the current revision, rather than completed with a pod of another
-// revision.
+// that cannot be completed at its own revision (outdated at or above the
+// partition, pods of several revisions, a revision no longer recorded) is
+// deleted whole, to come back by rule 2, rather than completed with a pod
+// of another revision.
 func (p *planner) replaceIncomplete() {
 	for _, g := range p.liveGroups() {
 		if !g.outdated || p.touched[g.ordinal] || !p.hasAbsent(g) {
 			continue
 		}
+		_, ok, unrecorded := p.groupRevision(g)
+		if ok {
+			continue
+		}
+		if unrecorded != "" {
+			p.notRecorded(g.ordinal, unrecorded)
+		}
 		p.deleteGroup(g, ReasonReplacingGroup)
-		p.event(EventNormal, ReasonReplacingGroup, "%s: group %d lost a pod and its pods are at revision %s; replacing the group at revision %q",
-			p.spec.Component, g.ordinal, p.revisions(g), p.spec.Revision)
+		p.event(EventNormal, ReasonReplacingGroup, "%s: group %d lost a pod and its pods are at revision %s; replacing the group",
+			p.spec.Component, g.ordinal, p.revisions(g))
 	}
 }
 
@@ -83,11 +91,15 @@ func (p *planner) hasAbsent(g *group) bool {
 	return slices.ContainsFunc(g.missing, func(id ident) bool { return !p.occupied[id.slot()] })
 }
 
-// completeGroups applies rule 3: missing pods of live groups at the
-// current revision are created again, once their slot is free.
+// completeGroups applies rule 3: missing pods of live groups are created
+// again at their group's revision (groupRevision), once their slot is free.
 func (p *planner) completeGroups() {
 	for _, g := range p.liveGroups() {
-		if g.outdated || p.touched[g.ordinal] || len(g.missing) == 0 {
+		if p.touched[g.ordinal] || len(g.missing) == 0 {
+			continue
+		}
+		rev, ok, _ := p.groupRevision(g)
+		if !ok {
 			continue
 		}
 		var names []string
@@ -96,18 +108,19 @@ func (p *planner) completeGroups() {
 				p.requeue(WaitRequeue)
 				continue
 			}
-			p.create(id)
+			p.create(id, rev)
 			names = append(names, describe(id))
 		}
 		if len(names) > 0 {
-			p.event(EventNormal, ReasonCreatingPod, "%s: group %d: creating missing %s",
-				p.spec.Component, g.ordinal, strings.Join(names, ", "))
+			p.event(EventNormal, ReasonCreatingPod, "%s: group %d: creating missing %s at revision %s",
+				p.spec.Component, g.ordinal, strings.Join(names, ", "), p.revisionText(rev))
 		}
 	}
 }
 
 // scaleUp applies rule 2: while fewer groups are live than wanted, fill
-// the lowest ordinals without a live group, all pods of a group at once.
+// the lowest ordinals without a live group, all pods of a group at once,
+// at the revision rule 3 gives (newGroupRevision).
 // An ordinal that still has a pod (terminating, or an extra being deleted)
 // is waited for, not skipped.
 func (p *planner) scaleUp() {
@@ -122,12 +135,13 @@ func (p *planner) scaleUp() {
 			p.requeue(WaitRequeue)
 			continue
 		}
-		ids := expected(specShape(p.spec), o)
+		rev, s := p.newGroupRevision(o)
+		ids := expected(s, o)
 		for _, id := range ids {
-			p.create(id)
+			p.create(id, rev)
 		}
-		p.event(EventNormal, ReasonCreatingGroup, "%s: creating group %d (%s at revision %q)",
-			p.spec.Component, o, plural(int32(len(ids)), "pod"), p.spec.Revision)
+		p.event(EventNormal, ReasonCreatingGroup, "%s: creating group %d (%s at revision %s)",
+			p.spec.Component, o, plural(int32(len(ids)), "pod"), p.revisionText(rev))
 	}
 }
 

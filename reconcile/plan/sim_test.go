@@ -245,11 +245,23 @@ func (s *sim) apply(st Step) {
 	}
 	for _, c := range st.Create {
 		s.uid++
+		rev, size := s.spec.Revision, s.groupSize()
+		if c.Revision != "" { // a recorded revision (rule 3), with its groups' size
+			rev, size = c.Revision, recordedSize(s.spec.Recorded[c.Revision])
+		}
 		s.pods = append(s.pods, &simPod{Pod: Pod{
 			Name: podName(c.Group, c.Worker), UID: fmt.Sprintf("uid-%d", s.uid), Group: c.Group, Role: c.Role, Worker: c.Worker,
-			Revision: s.spec.Revision, Phase: corev1.PodPending, RecreateCount: c.RecreateCount, GroupSize: s.groupSize(),
+			Revision: rev, Phase: corev1.PodPending, RecreateCount: c.RecreateCount, GroupSize: size,
 		}, born: s.tick, deletedAt: -1})
 	}
+}
+
+// recordedSize is the group size the env of a recorded revision's pods says.
+func recordedSize(r Shape) int32 {
+	if r.MultiNode || r.Workers > 0 {
+		return r.Workers + 1
+	}
+	return 0
 }
 
 // groupSize is what the reconciler's env says: 1+workers for multi-node

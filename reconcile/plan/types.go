@@ -55,6 +55,22 @@ type Spec struct {
 	// recoveries of a group: min(base·2^(n-1), max) after the n-th.
 	// Zero: DefaultBackoffBase, DefaultBackoffMax.
 	BackoffBase, BackoffMax time.Duration
+	// StableRevision is the last revision every group ran (StatefulSet's
+	// currentRevision): a group below the partition with no pod left is
+	// created at it (rule 3). "" or Revision: at Revision.
+	StableRevision string
+	// Recorded are the revisions other than Revision whose pod templates
+	// the caller recorded and can create pods from, with the shape of
+	// their groups. A group below the partition is recreated at its own
+	// revision only when it is recorded (rule 3).
+	Recorded map[string]Shape
+}
+
+// Shape is what a revision's groups are made of: one pod, or a leader and
+// Workers workers (MultiNode).
+type Shape struct {
+	MultiNode bool
+	Workers   int32
 }
 
 // Pod is what the planner needs to know about one observed pod of the
@@ -99,13 +115,15 @@ type Pod struct {
 	GroupSize int32
 }
 
-// PodID names a pod to create. The caller composes it at Spec.Revision and
-// stamps RecreateCount as the ome.io/recreate-count annotation.
+// PodID names a pod to create. The caller composes it at Spec.Revision, or
+// at Revision when set (a recorded revision, rule 3), and stamps
+// RecreateCount as the ome.io/recreate-count annotation.
 type PodID struct {
 	Group         int32
 	Role          string
 	Worker        int32
 	RecreateCount int32
+	Revision      string
 }
 
 // PodRef names a pod to delete; the caller deletes with a UID
@@ -132,6 +150,7 @@ const (
 	ReasonCreatingPod        = "CreatingPod"
 	ReasonBackOff            = "BackOff"
 	ReasonInvalidRollout     = "InvalidRolloutStrategy"
+	ReasonRevisionMissing    = "RevisionNotRecorded"
 
 	ProgressRollingUpdate = "RollingUpdate"
 	ProgressScaling       = "Scaling"
