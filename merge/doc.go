@@ -137,7 +137,9 @@
 //
 //   - pvc://claim/sub/path: the claim, read-only, mounted with subPath
 //     sub/path (the whole claim when there is none). storage.path does not
-//     apply.
+//     apply. OME's form pvc://namespace:claim/sub/path (written for
+//     ClusterBaseModels) is the same claim of that namespace: only pods of
+//     that namespace can mount it, others are an error naming both.
 //   - A local path (/data/m or local:///data/m), or storage.path without a
 //     storageUri: the weights are on the nodes already: hostPath (type
 //     Directory) at that path, and storage.nodeSelector and

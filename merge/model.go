@@ -160,6 +160,10 @@ func buildModelPlan(in Input) (*modelPlan, error) {
 	case DeliveryNone:
 		return nil, nil
 	case DeliveryClaim:
+		if ns := d.Location.ClaimNamespace; ns != "" && ns != in.Service.Namespace {
+			return nil, fmt.Errorf("InferenceService %s: %s spec.storage.storageUri: PersistentVolumeClaim %q is in namespace %s; pods of namespace %s cannot mount it",
+				objectName(in.Service), m.ref(), d.Claim, ns, in.Service.Namespace)
+		}
 		mp.Volume.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: d.Claim, ReadOnly: true}
 		mp.Mount.SubPath = d.Location.SubPath
 	case DeliveryHostPath:

@@ -125,7 +125,9 @@ func TestModelErrors(t *testing.T) {
 		{name: "no scheme", mutate: func(in *Input) { in.Model.Spec.Storage.StorageURI = ptr("Qwen/Qwen2.5") },
 			wantErr: `InferenceService llm/qwen: ClusterBaseModel qwen2-5-0-5b-instruct spec.storage.storageUri: storage URI "Qwen/Qwen2.5": unsupported scheme ""; supported: hf://, s3://, gs://, oci://, pvc:// and absolute local paths`},
 		{name: "pvc without a claim", mutate: func(in *Input) { in.Model.Spec.Storage.StorageURI = ptr("pvc:///models") },
-			wantErr: `InferenceService llm/qwen: ClusterBaseModel qwen2-5-0-5b-instruct spec.storage.storageUri: storage URI "pvc:///models": pvc:// needs a claim name, as in pvc://{claim}/{sub-path}`},
+			wantErr: `InferenceService llm/qwen: ClusterBaseModel qwen2-5-0-5b-instruct spec.storage.storageUri: storage URI "pvc:///models": pvc:// needs a claim name, as in pvc://{claim}/{sub-path} or pvc://{namespace}:{claim}/{sub-path}`},
+		{name: "OME's pvc form with a claim of another namespace", mutate: func(in *Input) { in.Model.Spec.Storage.StorageURI = ptr("pvc://ai-models:weights/qwen") },
+			wantErr: `InferenceService llm/qwen: ClusterBaseModel qwen2-5-0-5b-instruct spec.storage.storageUri: PersistentVolumeClaim "weights" is in namespace ai-models; pods of namespace llm cannot mount it`},
 		{name: "BaseModel named with its namespace", mutate: func(in *Input) {
 			in.Model.Kind, in.Model.Namespace = KindBaseModel, "llm"
 			in.Model.Spec.Storage.StorageURI = ptr("gopher://x")
@@ -216,6 +218,9 @@ func TestModelSources(t *testing.T) {
 		{name: "pvc without a sub-path mounts the whole claim", storage: &v1beta1.StorageSpec{StorageURI: ptr("pvc://weights")},
 			wantVolume: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "weights", ReadOnly: true}},
 			wantMount:  corev1.VolumeMount{Name: "model", MountPath: "/mnt/models", ReadOnly: true}},
+		{name: "OME's pvc form: the claim of the service's namespace", storage: &v1beta1.StorageSpec{StorageURI: ptr("pvc://llm:weights/qwen/")},
+			wantVolume: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "weights", ReadOnly: true}},
+			wantMount:  corev1.VolumeMount{Name: "model", MountPath: "/mnt/models", ReadOnly: true, SubPath: "qwen"}},
 		{name: "local path: hostPath and the storage's nodes, no model-ready label", storage: &v1beta1.StorageSpec{
 			StorageURI: ptr("local:///data/qwen"), NodeSelector: map[string]string{"b": "2", "a": "1"}},
 			wantVolume: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data/qwen", Type: ptr(corev1.HostPathDirectory)}},

@@ -19,7 +19,7 @@ const (
 	SchemeS3    StorageScheme = "s3"    // s3://bucket/prefix, any S3-compatible store
 	SchemeGS    StorageScheme = "gs"    // gs://bucket/prefix, Google Cloud Storage
 	SchemeOCI   StorageScheme = "oci"   // oci://n/{namespace}/b/{bucket}/o/{prefix}, OCI Object Storage
-	SchemePVC   StorageScheme = "pvc"   // pvc://{claim}/{sub-path}, a PersistentVolumeClaim
+	SchemePVC   StorageScheme = "pvc"   // pvc://[{namespace}:]{claim}/{sub-path}, a PersistentVolumeClaim
 	SchemeLocal StorageScheme = "local" // an absolute path on the node, or local:///path
 )
 
@@ -38,8 +38,11 @@ type StorageLocation struct {
 	// Namespace (oci), Bucket and Prefix (s3, gs, oci). Prefix has no
 	// leading or trailing slash and may be empty.
 	Namespace, Bucket, Prefix string
-	// ClaimName and SubPath (pvc). SubPath may be empty.
-	ClaimName, SubPath string
+	// ClaimName and SubPath (pvc). SubPath may be empty. ClaimNamespace
+	// is the namespace OME's form pvc://{namespace}:{claim}/{sub-path}
+	// names (written for ClusterBaseModels); empty in the short form,
+	// where the claim is in the namespace of the pods that mount it.
+	ClaimNamespace, ClaimName, SubPath string
 	// Path (local), cleaned and absolute.
 	Path string
 }
@@ -106,17 +109,7 @@ func ParseStorageURI(uri string) (StorageLocation, error) {
 	case SchemeOCI:
 		return parseOCI(rest, fail)
 	case SchemePVC:
-		claim, sub, _ := strings.Cut(rest, "/")
-		if claim == "" {
-			return fail("pvc:// needs a claim name, as in pvc://{claim}/{sub-path}")
-		}
-		for _, seg := range strings.Split(sub, "/") {
-			if seg == ".." {
-				return fail("the sub-path may not leave the claim (..)")
-			}
-		}
-		sub = strings.Trim(path.Clean("/"+sub), "/")
-		return StorageLocation{Scheme: SchemePVC, ClaimName: claim, SubPath: sub}, nil
+		return parsePVC(rest, fail)
 	case SchemeLocal:
 		if !strings.HasPrefix(rest, "/") {
 			return fail("local paths are absolute, as in /raid/models or local:///raid/models")
@@ -127,6 +120,29 @@ func ParseStorageURI(uri string) (StorageLocation, error) {
 }
 
 type failFunc func(format string, a ...any) (StorageLocation, error)
+
+// parsePVC reads pvc://{claim}/{sub-path} and OME's
+// pvc://{namespace}:{claim}/{sub-path}.
+func parsePVC(rest string, fail failFunc) (StorageLocation, error) {
+	claim, sub, _ := strings.Cut(rest, "/")
+	ns, name, qualified := strings.Cut(claim, ":")
+	if !qualified {
+		ns, name = "", claim
+	}
+	switch {
+	case qualified && ns == "":
+		return fail("the namespace before ':' is empty, as in pvc://{namespace}:{claim}/{sub-path}")
+	case name == "":
+		return fail("pvc:// needs a claim name, as in pvc://{claim}/{sub-path} or pvc://{namespace}:{claim}/{sub-path}")
+	}
+	for _, seg := range strings.Split(sub, "/") {
+		if seg == ".." {
+			return fail("the sub-path may not leave the claim (..)")
+		}
+	}
+	sub = strings.Trim(path.Clean("/"+sub), "/")
+	return StorageLocation{Scheme: SchemePVC, ClaimNamespace: ns, ClaimName: name, SubPath: sub}, nil
+}
 
 func parseHF(rest string, fail failFunc) (StorageLocation, error) {
 	repo, rev, hasRev := strings.Cut(rest, "@")

@@ -16,7 +16,8 @@ import (
 //  1. storage.storageUri, when given, parses (v1beta1.ParseStorageURI): a
 //     known scheme (hf, s3, gs, oci, pvc or an absolute local path) in its
 //     form; the error names the supported schemes or the expected form;
-//  2. a pvc:// URI names a claim that is a valid object name;
+//  2. a pvc:// URI names a claim that is a valid object name, and in
+//     OME's form pvc://{namespace}:{claim}/{sub-path} a valid namespace;
 //  3. storage.downloadPolicy is AlwaysDownload or ReuseIfExists;
 //  4. storage.path, the node cache directory, is absolute.
 func ValidateBaseModelSpec(spec *v1beta1.BaseModelSpec, p *field.Path) field.ErrorList {
@@ -52,6 +53,11 @@ func validateStorageURI(p *field.Path, uri string) field.ErrorList {
 	case loc.Scheme == v1beta1.SchemePVC:
 		if msgs := validation.IsDNS1123Subdomain(loc.ClaimName); len(msgs) > 0 {
 			return field.ErrorList{field.Invalid(p, uri, `claim name "`+loc.ClaimName+`" is not a valid PersistentVolumeClaim name: `+strings.Join(msgs, "; "))}
+		}
+		if ns := loc.ClaimNamespace; ns != "" {
+			if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+				return field.ErrorList{field.Invalid(p, uri, `claim namespace "`+ns+`" is not a valid namespace name: `+strings.Join(msgs, "; "))}
+			}
 		}
 	}
 	return nil

@@ -47,8 +47,9 @@
 //
 // storage.storageUri parses (hf://org/repo[@rev], s3://bucket/prefix,
 // gs://bucket/prefix, oci://n/{ns}/b/{bucket}/o/{prefix},
-// pvc://{claim}/{sub-path} or an absolute path); an unknown scheme names
-// the supported ones. A pvc:// URI names a valid claim.
+// pvc://{claim}/{sub-path}, OME's pvc://{namespace}:{claim}/{sub-path} or
+// an absolute path); an unknown scheme names the supported ones. A pvc://
+// URI names a valid claim, and a valid namespace when it names one.
 // storage.downloadPolicy is AlwaysDownload or ReuseIfExists, storage.path
 // absolute.
 //
