@@ -254,6 +254,15 @@ type InferenceServiceSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	RestartGracePeriodSeconds *int64 `json:"restartGracePeriodSeconds,omitempty"`
+	// ProgressDeadlineSeconds is how long a component may move toward this
+	// spec (roll, scale, start or recover its serving groups) without
+	// progress before the service says it is stuck: Progressing=False with
+	// reason ProgressDeadlineExceeded, and Ready=False unless every desired
+	// group is Ready. Progress is a group rolled or removed, or one more
+	// group Ready at the current revision. Default 600, as a Deployment's.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 	// GangPolicy turns on gang scheduling (seed 003): the reconciler keeps
 	// a PodGroup per serving group, so a multi-node group or a
 	// prefill/decode pair is placed whole or not at all. Pods whose

@@ -1362,6 +1362,11 @@ func (in *InferenceServiceSpec) DeepCopyInto(out *InferenceServiceSpec) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.ProgressDeadlineSeconds != nil {
+		in, out := &in.ProgressDeadlineSeconds, &out.ProgressDeadlineSeconds
+		*out = new(int32)
+		**out = **in
+	}
 	if in.GangPolicy != nil {
 		in, out := &in.GangPolicy, &out.GangPolicy
 		*out = new(GangPolicy)
