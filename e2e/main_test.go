@@ -24,6 +24,9 @@ var (
 	// reconciler is env's berth reconciler: its probes and supervised
 	// process (Kill sends SIGKILL; the supervisor restarts it).
 	reconciler *devenv.ProcessComponent
+	// componentBin holds berth's commands built for this run
+	// (berth-webhook, berth-reconciler, berth).
+	componentBin string
 	// hub is the local Hugging Face Hub (internal/hubtest, behind a gate)
 	// the reconciler reads hf:// models' metadata from.
 	hub *gatedHub
@@ -52,6 +55,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(bin)
+	componentBin = bin
 	webhook = devenv.Webhook(filepath.Join(bin, "berth-webhook"))
 	hub = startHub()
 	defer hub.Close()
@@ -89,11 +93,11 @@ func buildComponents(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/berth-webhook", "./cmd/berth-reconciler")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/berth-webhook", "./cmd/berth-reconciler", "./cmd/berth")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", fmt.Errorf("build the berth components (go build ./cmd/berth-webhook ./cmd/berth-reconciler in %s): %v\n%s", root, err, out)
+		return "", fmt.Errorf("build the berth components (go build ./cmd/berth-webhook ./cmd/berth-reconciler ./cmd/berth in %s): %v\n%s", root, err, out)
 	}
 	return dir, nil
 }
