@@ -86,9 +86,13 @@ var wantReads = []string{
 	"ome.io/inferenceservices", "ome.io/servingruntimes", "ome.io/clusterservingruntimes",
 	"ome.io/basemodels", "ome.io/clusterbasemodels", "ome.io/acceleratorclasses",
 	"ome.io/clusterengineruntimeprofiles", "/nodes", "/pods",
-	"/secrets", "/persistentvolumeclaims", // metadata only: do a model's Secret and claim exist
+	"/persistentvolumeclaims",                         // metadata only: does a model's claim exist
 	"policy.berth.dev/servingpolicies", "/namespaces", // the policies in force and the labels they select
 }
+
+// wantGets are read by name only, never listed or watched: the Secret a
+// downloaded model's storage.key names, as metadata.
+var wantGets = []string{"/secrets get"}
 
 // grant is one verb on one resource (optionally one name, one namespace).
 type grant struct {
@@ -364,8 +368,9 @@ func TestRBAC(t *testing.T) {
 					want = append(want, r+" "+v)
 				}
 			}
+			want = append(want, wantGets...)
 			sort.Strings(want)
-			assert.Equal(t, want, uniqueSorted(readable), "cluster-wide access is read-only and limited to the cached kinds")
+			assert.Equal(t, want, uniqueSorted(readable), "cluster-wide access is read-only and limited to the cached kinds and Secrets by name")
 
 			switch overlay {
 			case "self-managed":
@@ -373,6 +378,30 @@ func TestRBAC(t *testing.T) {
 			default:
 				assert.Empty(t, writes, "with cert-manager the webhook writes nothing")
 			}
+		})
+	}
+}
+
+// TestWebhookClusterRoleRules pins the webhook's ClusterRole, rule by
+// rule: reads of what its caches list and watch, and Secrets by name only
+// (get: the webhook asks for one Secret's metadata when a service's pods
+// will download a model with it; it never lists or watches Secrets).
+func TestWebhookClusterRoleRules(t *testing.T) {
+	for _, overlay := range overlays {
+		t.Run(overlay, func(t *testing.T) {
+			objs := render(t, overlay)
+			var role rbacv1.ClusterRole
+			objs.decode(t, "ClusterRole", "", webhookName, &role)
+			read := []string{"get", "list", "watch"}
+			assert.Equal(t, []rbacv1.PolicyRule{
+				{APIGroups: []string{"ome.io"}, Resources: []string{"inferenceservices", "servingruntimes", "clusterservingruntimes",
+					"basemodels", "clusterbasemodels", "acceleratorclasses", "clusterengineruntimeprofiles"}, Verbs: read},
+				{APIGroups: []string{"policy.berth.dev"}, Resources: []string{"servingpolicies"}, Verbs: read},
+				{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: read},
+				{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: read},
+				{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: read},
+				{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
+			}, role.Rules)
 		})
 	}
 }

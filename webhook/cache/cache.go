@@ -2,11 +2,14 @@
 // for berth's kinds, and nodes and pods stripped down to what accelerator
 // availability needs. Every event is forwarded to a selection.Index, which
 // holds the indexes a decision reads; the informer stores keep only the
-// InferenceServices and profiles the pod handler looks up. Secrets and
+// InferenceServices and profiles the pod handler looks up.
 // PersistentVolumeClaims are watched as metadata only (see Presence), for
 // the InferenceService webhook's storage checks; they do not gate
-// readiness, and an answer the cache cannot give is a warning, never a
-// denial.
+// readiness. Secrets are never listed, watched or cached: the webhook
+// reads one Secret's metadata by name, in the namespace of the service
+// whose pods will read it, when a check needs it (Presence, newByName), so
+// its ClusterRole grants get on Secrets and nothing more. An answer
+// neither can give is a warning, never a denial.
 package cache
 
 import (
@@ -37,7 +40,8 @@ type Cache struct {
 	Index            *selection.Index
 	InferenceService listers.InferenceServiceLister
 	Profiles         listers.ClusterEngineRuntimeProfileLister
-	// Secrets and Claims are nil when New got no metadata client.
+	// Secrets (a GET by name each time) and Claims (a metadata cache) are
+	// nil when New got no metadata client.
 	Secrets, Claims *Presence
 	// Policies are the ServingPolicies in force, compiled, and the labels
 	// of namespaces (policy.go).
@@ -67,7 +71,8 @@ func ExemptNamespaces(names ...string) Option {
 }
 
 // New wires informers to a fresh index. Nothing runs until Start. meta
-// (may be nil) feeds Secrets and Claims and answers their cache misses.
+// (may be nil) feeds Claims, answers their cache misses, and answers
+// Secrets.
 func New(berthClient versioned.Interface, kubeClient kubernetes.Interface, meta metadata.Interface, resync time.Duration, opts ...Option) (*Cache, error) {
 	var o options
 	for _, opt := range opts {
@@ -77,9 +82,7 @@ func New(berthClient versioned.Interface, kubeClient kubernetes.Interface, meta 
 	if meta != nil {
 		c.metaFactory = metadatainformer.NewSharedInformerFactory(meta, resync)
 		var err error
-		if c.Secrets, err = newPresence(c.metaFactory, meta, SecretsResource); err != nil {
-			return nil, err
-		}
+		c.Secrets = newByName(meta, SecretsResource)
 		if c.Claims, err = newPresence(c.metaFactory, meta, ClaimsResource); err != nil {
 			return nil, err
 		}

@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	metafake "k8s.io/client-go/metadata/fake"
 
 	berthfake "github.com/berthdev/berth/api/client/clientset/versioned/fake"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -54,3 +56,35 @@ func TestModelsReachTheIndexWithTheirStatus(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Secrets are never listed or watched: the webhook asks for one Secret's
+// metadata by name when a check needs it, so its ClusterRole grants only
+// get on Secrets. Claims are still cached (metadata, list and watch).
+func TestSecretsAreReadByNameOnly(t *testing.T) {
+	scheme := metafake.NewTestScheme()
+	for _, kind := range []string{"Secret", "PersistentVolumeClaim"} {
+		scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: kind}, &metav1.PartialObjectMetadata{})
+		scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: kind + "List"}, &metav1.PartialObjectMetadataList{})
+	}
+	meta := metafake.NewSimpleMetadataClient(scheme, secretMeta("team-a", "hf-token"))
+	c, err := New(berthfake.NewSimpleClientset(), kubefake.NewClientset(), meta, time.Hour)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.Start(ctx)
+	require.True(t, c.WaitForSync(ctx))
+	require.True(t, c.Claims.Synced(), "claims are cached")
+
+	exists, known := c.Secrets.Has(ctx, "team-a", "hf-token")
+	assert.True(t, exists && known, "Has(team-a/hf-token) = %v, %v", exists, known)
+	exists, known = c.Secrets.Has(ctx, "team-b", "hf-token")
+	assert.True(t, !exists && known, "Has(team-b/hf-token) = %v, %v", exists, known)
+
+	var secretVerbs []string
+	for _, a := range meta.Actions() {
+		if a.GetResource() == SecretsResource {
+			secretVerbs = append(secretVerbs, a.GetVerb()+" "+a.GetNamespace())
+		}
+	}
+	assert.Equal(t, []string{"get team-a", "get team-b"}, secretVerbs, "Secrets are read by name, one GET per check")
+}

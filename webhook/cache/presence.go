@@ -13,23 +13,25 @@ import (
 )
 
 // The namespaced objects a model's storage names, whose existence the
-// InferenceService webhook checks: the Secret of storage.key and the
-// PersistentVolumeClaim of a pvc:// URI.
+// InferenceService webhook checks: the Secret of storage.key (of a model
+// its pods download) and the PersistentVolumeClaim of a pvc:// URI.
 var (
 	SecretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	ClaimsResource  = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
 )
 
-// Presence says whether namespaced objects of one resource exist. It is fed
-// by a metadata-only informer (PartialObjectMetadata): the webhook never
-// asks for a Secret's data, and stripMeta drops even the annotations (kubectl
-// apply's last-applied-configuration of a Secret holds its data), so the
-// cache holds names only.
+// Presence says whether namespaced objects of one resource exist, from
+// their metadata only (PartialObjectMetadata): the webhook never asks for a
+// Secret's data. Claims are fed by a metadata-only informer, and stripMeta
+// drops even the annotations, so that cache holds names only. Secrets have
+// no cache at all (newByName): each check is one GET of one Secret by name,
+// in the namespace that needs it, so the webhook's ClusterRole grants get
+// on Secrets and neither list nor watch.
 type Presence struct {
 	resource schema.GroupVersionResource
-	store    toolscache.Store
-	synced   toolscache.InformerSynced
-	live     metadata.Interface // nil: the cache only
+	store    toolscache.Store          // nil: no cache, every answer is a GET
+	synced   toolscache.InformerSynced // nil with store
+	live     metadata.Interface        // nil: the cache only
 	timeout  time.Duration
 }
 
@@ -42,22 +44,31 @@ func newPresence(f metadatainformer.SharedInformerFactory, live metadata.Interfa
 	return &Presence{resource: resource, store: inf.GetStore(), synced: inf.HasSynced, live: live, timeout: time.Second}, nil
 }
 
-// Has reports whether namespace/name exists. The cache answers first; on a
-// miss (the object may have been created milliseconds ago, as `kubectl
-// apply -f dir/` does, or the cache has not listed yet) one metadata GET
-// asks the API server, for at most a second (the admission deadline is
-// five, shared with selection's retries). known is false when neither can tell (the cache has
-// not synced and there is no live client, or the GET failed): callers warn
-// instead of denying.
+// newByName answers from the API server only, one metadata GET per
+// question: for Secrets, which the webhook may not list or watch.
+func newByName(live metadata.Interface, resource schema.GroupVersionResource) *Presence {
+	return &Presence{resource: resource, live: live, timeout: time.Second}
+}
+
+// Has reports whether namespace/name exists. The cache, when there is one,
+// answers first; on a miss (the object may have been created milliseconds
+// ago, as `kubectl apply -f dir/` does, or the cache has not listed yet),
+// and always without a cache, one metadata GET asks the API server, for at
+// most a second (the admission deadline is five, shared with selection's
+// retries). known is false when neither can tell (the cache has not synced
+// and there is no live client, or the GET failed, Forbidden included):
+// callers warn instead of denying.
 func (p *Presence) Has(ctx context.Context, namespace, name string) (exists, known bool) {
 	if p == nil {
 		return false, false
 	}
-	if _, ok, err := p.store.GetByKey(namespace + "/" + name); err == nil && ok {
-		return true, true
+	if p.store != nil {
+		if _, ok, err := p.store.GetByKey(namespace + "/" + name); err == nil && ok {
+			return true, true
+		}
 	}
 	if p.live == nil {
-		return false, p.synced()
+		return false, p.Synced()
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
@@ -71,8 +82,17 @@ func (p *Presence) Has(ctx context.Context, namespace, name string) (exists, kno
 	return false, false
 }
 
-// Synced reports whether the informer has listed once.
-func (p *Presence) Synced() bool { return p != nil && p.synced() }
+// Synced reports whether the informer has listed once; without a cache,
+// whether there is a live client to ask.
+func (p *Presence) Synced() bool {
+	if p == nil {
+		return false
+	}
+	if p.store == nil {
+		return p.live != nil
+	}
+	return p.synced()
+}
 
 // stripMeta keeps an object's identity only.
 func stripMeta(obj any) (any, error) {

@@ -2,15 +2,19 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 	metafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
@@ -45,12 +49,17 @@ func TestPresenceHas(t *testing.T) {
 	scheme := metafake.NewTestScheme()
 	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, &metav1.PartialObjectMetadata{})
 	live := metafake.NewSimpleMetadataClient(scheme, secretMeta("team-a", "created-just-now"))
+	forbidden := metafake.NewSimpleMetadataClient(scheme, secretMeta("team-a", "created-just-now"))
+	forbidden.PrependReactor("get", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(SecretsResource.GroupResource(), "created-just-now", errors.New("RBAC"))
+	})
 	for _, tc := range []struct {
 		name          string
 		cached        []string // namespace/name in the informer's store
 		synced        bool
 		live          metadata.Interface
 		ns, obj       string
+		byName        bool // no cache: newByName
 		exists, known bool
 	}{
 		{name: "cache hit", cached: []string{"team-a/hf-token"}, synced: true, ns: "team-a", obj: "hf-token", exists: true, known: true},
@@ -60,6 +69,10 @@ func TestPresenceHas(t *testing.T) {
 		{name: "miss answered live: found", synced: true, live: live, ns: "team-a", obj: "created-just-now", exists: true, known: true},
 		{name: "miss answered live: not found", synced: true, live: live, ns: "team-a", obj: "nope", exists: false, known: true},
 		{name: "miss before sync answered live", live: live, ns: "team-a", obj: "nope", exists: false, known: true},
+		{name: "by name: found", byName: true, live: live, ns: "team-a", obj: "created-just-now", exists: true, known: true},
+		{name: "by name: not found", byName: true, live: live, ns: "team-a", obj: "nope", exists: false, known: true},
+		{name: "by name: GET refused", byName: true, live: forbidden, ns: "team-a", obj: "created-just-now", exists: false, known: false},
+		{name: "by name: no client", byName: true, ns: "team-a", obj: "created-just-now", exists: false, known: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
@@ -68,6 +81,9 @@ func TestPresenceHas(t *testing.T) {
 				require.NoError(t, store.Add(secretMeta(ns, name)))
 			}
 			p := &Presence{resource: SecretsResource, store: store, synced: func() bool { return tc.synced }, live: tc.live, timeout: time.Second}
+			if tc.byName {
+				p = newByName(tc.live, SecretsResource)
+			}
 			exists, known := p.Has(context.Background(), tc.ns, tc.obj)
 			assert.Equal(t, tc.exists, exists, "exists")
 			assert.Equal(t, tc.known, known, "known")
