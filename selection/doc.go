@@ -137,11 +137,29 @@
 // applicable preferenceOrder score (requestSize conditions read the
 // annotation ome.io/request-size), else the strategy (annotation
 // ome.io/selection-strategy, else acceleratorSelector.strategy, else
-// balanced). Among otherwise equal choices a class whose Ready matching
-// nodes can host a whole group (GPUs per pod × (1 + worker.size)) wins;
-// when none can, the best class is chosen and the Decision says it is
-// unavailable ("matches no Ready node" when it has none). Explicit names
-// that do not exist, or that do not qualify, are errors.
+// balanced). Explicit names that do not exist, or that do not qualify,
+// are errors.
+//
+// # Room for the whole service
+//
+// Among otherwise equal choices a class with room wins. A class has room
+// when its Ready matching nodes can take every pod of the engine: the sum
+// over nodes of free ÷ GPUs per pod covers groups × pods per group
+// (1 + worker.size). The groups are EngineGroups, the count the reconciler
+// creates (merge.Topology's Replicas: replicas, at least minReplicas, at
+// most maxReplicas; never below 1). A class that holds one pod but not six
+// loses to one that holds six: "AcceleratorClass/b200: fits, but its ready
+// nodes lack 6 group(s) × 1 pod(s) × 1 nvidia.com/gpu (4 of 8
+// nvidia.com/gpu free on 1 Ready node); h100-80gb has room" (one group
+// reads "1 pod(s) × 4 nvidia.com/gpu"). When no candidate has room, or the
+// annotation or the only qualifying class names one without, that class
+// is chosen, Decision.AcceleratorAvailable is false and a warning gives the
+// numbers: "AcceleratorClass b200 currently has no room: its ready nodes
+// lack 6 group(s) × ... (4 of 8 nvidia.com/gpu free on 1 Ready node); the
+// service will wait for capacity" ("matches no Ready node" when it has
+// none). Only the engine is counted: a decoder on the same class is not
+// added. Resolve (a pinned decision read back) asks for one group only: the
+// service's running pods already hold theirs.
 //
 // # Policies: SelectWith and a Gate
 //
@@ -191,7 +209,7 @@
 //     ChosenBy (how the class was chosen: none, noClasses, annotation,
 //     preferredClasses, preferenceOrder, strategy, pin) and Strategy (the
 //     strategy in force when classes were ranked), plus Unavailable: a
-//     class was chosen whose Ready nodes have no room for a group.
+//     class was chosen whose Ready nodes have no room for the service.
 //   - Code(err): the denial's kind (ModelNotFound, NoRuntime,
 //     RuntimeIncompatible, AcceleratorClassNotFound, NoAcceleratorClass,
 //     ForbiddenByPolicy, ...; the Code* constants), "" for errors that are
