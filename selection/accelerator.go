@@ -370,7 +370,7 @@ func (x *Index) evaluateClassesLocked(cr *classRequest, cands []*classEval) {
 			continue
 		}
 		if selCap != nil && ce.perPod == cr.nd.perPod {
-			ce.available = selCap[ce.c] >= cr.nd.pods
+			ce.available = selCap[ce.c] >= cr.nd.allPods()
 		} else {
 			ce.available = x.fits(ce.c, cr.classNeed(ce), cr.nodeSel)
 		}
@@ -535,8 +535,15 @@ func (x *Index) explainClasses(lb *lineBuf, cr *classRequest, cands []*classEval
 	}
 }
 
+// needText is what the service needs of a class: "1 pod(s) × 4
+// nvidia.com/gpu" for one group, "6 group(s) × 1 pod(s) × 1
+// nvidia.com/gpu" for several.
 func needText(c *classEntry, nd need) string {
-	return strconv.FormatInt(nd.pods, 10) + " pod(s) × " + strconv.FormatInt(nd.perPod, 10) + " " + string(c.resourceFor(nd))
+	s := strconv.FormatInt(nd.pods, 10) + " pod(s) × " + strconv.FormatInt(nd.perPod, 10) + " " + string(c.resourceFor(nd))
+	if nd.groups > 1 {
+		s = strconv.FormatInt(nd.groups, 10) + " group(s) × " + s
+	}
+	return s
 }
 
 func dedupSorted(s []string) []string {

@@ -178,6 +178,11 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 		d.Warnings = append(d.Warnings, "pinned runtime "+e.ref+" is disabled")
 	}
 	nd := x.podNeed(e.spec, isvc)
+	// A pinned service's running pods already hold their accelerators:
+	// counting every group again would say "no room" on each update of a
+	// service that fills its class. Room for one more group is the
+	// question here (a recreated or added group).
+	nd.groups = 1
 	d.ClassChosenBy = ChosenByNone
 	if className == "" {
 		d.AcceleratorAvailable = nd.perPod == 0

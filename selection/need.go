@@ -13,12 +13,56 @@ import (
 // Resource names that are accelerators whatever the classes say.
 var wellKnownAccelerators = []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915"}
 
-// need is what one serving group asks of a class's nodes.
+// need is what the engine asks of a class's nodes: groups serving groups
+// of pods pods, each pod perPod accelerators.
 type need struct {
 	perPod   int64               // accelerators per pod
 	pods     int64               // pods per group: 1 + worker.size
+	groups   int64               // the engine's groups (EngineGroups), at least 1
 	resource corev1.ResourceName // the resource the runner asked for; "" when none
 	user     int64               // accelerators per pod the service's own runners ask for; 0 when none
+}
+
+// allPods is the pods of every group: what a class needs room for.
+func (n need) allPods() int64 { return mulDiv(n.groups, n.pods, 1) }
+
+// EngineGroups is how many serving groups the engine of isvc has under
+// runtime rt, as merge.Topology counts them (selection does not import
+// merge; a test pins the two together): spec.engine.replicas over the
+// runtime's engineConfig.replicas, else minReplicas (service over
+// runtime, default 1), at least minReplicas, at most maxReplicas when set;
+// never below 1, since a service that scales from zero needs room for one
+// group when it does.
+func EngineGroups(isvc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec) int64 {
+	var exts [2]*v1beta1.ComponentExtensionSpec // service first
+	if isvc != nil && isvc.Spec.Engine != nil {
+		exts[0] = &isvc.Spec.Engine.ComponentExtensionSpec
+	}
+	if rt != nil && rt.EngineConfig != nil {
+		exts[1] = &rt.EngineConfig.ComponentExtensionSpec
+	}
+	pick := func(get func(*v1beta1.ComponentExtensionSpec) *int32) (int32, bool) {
+		for _, e := range exts {
+			if e != nil {
+				if v := get(e); v != nil {
+					return *v, true
+				}
+			}
+		}
+		return 0, false
+	}
+	minR, ok := pick(func(e *v1beta1.ComponentExtensionSpec) *int32 { return e.MinReplicas })
+	if !ok {
+		minR = 1
+	}
+	n := minR
+	if r, ok := pick(func(e *v1beta1.ComponentExtensionSpec) *int32 { return e.Replicas }); ok {
+		n = max(r, minR)
+	}
+	if maxR, ok := pick(func(e *v1beta1.ComponentExtensionSpec) *int32 { return e.MaxReplicas }); ok && maxR > 0 {
+		n = min(n, maxR)
+	}
+	return max(int64(n), 1)
 }
 
 // podNeed reads the engine's accelerator need: the first runner (service
@@ -44,7 +88,7 @@ func (x *Index) podNeed(rt *v1beta1.ServingRuntimeSpec, isvc *v1beta1.InferenceS
 	if len(rt.Containers) > 0 {
 		runtime = append(runtime, &rt.Containers[0].Resources)
 	}
-	n := need{pods: 1}
+	n := need{pods: 1, groups: EngineGroups(isvc, rt)}
 	if workerSize != nil && *workerSize > 0 {
 		n.pods += int64(*workerSize)
 	}
@@ -96,11 +140,13 @@ func containsResource(list []corev1.ResourceName, r corev1.ResourceName) bool {
 }
 
 // fits reports whether the class's ready matching nodes (narrowed by the
-// service's acceleratorSelector.nodeSelector) can host a whole group: the
-// sum over nodes of how many pods each can take. The class's own resource
+// service's acceleratorSelector.nodeSelector) can host the whole service,
+// every group of the engine: the sum over nodes of how many pods each can
+// take covers groups × pods per group. The class's own resource
 // counts, because a selected AMD class turns nvidia.com/gpu into amd.com/gpu.
 func (x *Index) fits(c *classEntry, nd need, nodeSel map[string]string) bool {
 	res := c.resourceFor(nd)
+	want := nd.allPods()
 	var pods int64
 	if len(nodeSel) == 0 && res == c.histRes {
 		// Fast path: the histogram of free counts answers without
@@ -110,7 +156,7 @@ func (x *Index) fits(c *classEntry, nd need, nodeSel map[string]string) bool {
 				return true
 			}
 			pods += h.free / nd.perPod * int64(h.count)
-			if pods >= nd.pods {
+			if pods >= want {
 				return true
 			}
 		}
@@ -124,7 +170,7 @@ func (x *Index) fits(c *classEntry, nd need, nodeSel map[string]string) bool {
 			return true
 		}
 		pods += x.free(n, res) / nd.perPod
-		if pods >= nd.pods {
+		if pods >= want {
 			return true
 		}
 	}
@@ -208,7 +254,7 @@ func (x *Index) capacityUnder(sel map[string]string, nd need) map[*classEntry]in
 				continue
 			}
 			if nd.perPod <= 0 {
-				out[c] += nd.pods
+				out[c] += nd.allPods()
 				continue
 			}
 			out[c] += x.free(n, c.resourceFor(nd)) / nd.perPod
