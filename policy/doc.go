@@ -37,7 +37,8 @@
 //     annotation key may be (63 characters once the apiserver prefixes the
 //     webhook's name), its first 52 characters and a hash of the whole.
 //   - Gate: the policy as selection sees it while choosing
-//     (selection.Gate). Only policies with Deny take part: Warn and Audit
+//     (selection.Gate), judging every rule that can tell candidates apart
+//     (# In selection). Only policies with Deny take part: Warn and Audit
 //     never change what is chosen.
 //   - Accelerators: what a service requests at its most: per composed role,
 //     MaxGroups (maxReplicas, else replicas) × pods per group × the pod's
@@ -94,13 +95,26 @@
 //
 // # In selection
 //
-// A Gate forbids a runtime by the runtimes rule, and a class by the
-// acceleratorClasses rule or when the engine's use of it (selection's
-// ClassUse: accelerators per pod × pods per group × groups at max
-// replicas) would break maxAcceleratorsPerService, the namespace budget or
-// maxCostPerHour. Only Deny policies take part. Class rules are checked
-// first, then those budgets in that order; the first policy by name that
-// forbids the class by the first rule that does is named. Selection's
+// A Gate judges every rule that can tell candidates apart. It forbids a
+// runtime by the runtimes rule, then by the images rule: an image of the
+// service's pods composed with that runtime and no class
+// (merge.ComposeService; profiles are not read), other than those the
+// service sets itself, that no allowed prefix covers ("forbidden by
+// ServingPolicy/registries: image docker.io/evil/x:1 is not from an
+// allowed registry (allowed: registry.example.com)"). It forbids a class
+// by the acceleratorClasses rule, then by the images rule when an
+// acceleratorConfigurations entry (the runtime's or the service's) for
+// that class sets a runner image (the pods are then composed with the
+// class), then when the engine's use of it (selection's ClassUse:
+// accelerators per pod × pods per group × groups at max replicas) would
+// break maxAcceleratorsPerService, the namespace budget or maxCostPerHour.
+// Only Deny policies take part. Rules are checked in that order; the
+// first policy by name that forbids the candidate by the first rule that
+// does is named. An image the service sets itself (spec.engine.runner
+// .image) forbids no candidate, since every candidate would carry it:
+// CheckService denies it, naming the service's field. A gate composes
+// each candidate runtime at most once per decision, and only when an
+// applicable Deny policy has an images rule. Selection's
 // losing line is "AcceleratorClass/nvidia-h100-80gb: forbidden by
 // ServingPolicy/team-a: not in nvidia-a100-*". The gate counts only the
 // engine; CheckService on the composed pods counts every component. Each

@@ -80,7 +80,7 @@ func newNamespaceGate(pols []*compiled) *namespaceGate {
 // gates: the policy takes part in a gate (Deny, with a rule the gate
 // decides on).
 func (c *compiled) gates() bool {
-	return c.deny && (c.classes != nil || c.runtimes != nil || c.maxSvc != nil || c.maxNS != nil || c.maxCost != nil)
+	return c.deny && (c.classes != nil || c.runtimes != nil || c.images != nil || c.maxSvc != nil || c.maxNS != nil || c.maxCost != nil)
 }
 
 // gateView is what a gate decides with: the Deny policies of the subject
@@ -92,6 +92,8 @@ type gateView struct {
 	// the tightest budgets (MaxInt64 when none).
 	classPols              []*compiled
 	minSvc, minNS, minCost int64
+	// hasImages: one of pols has an images rule.
+	hasImages bool
 }
 
 func newGateView(pols []*compiled) *gateView {
@@ -104,6 +106,7 @@ func newGateView(pols []*compiled) *gateView {
 		if c.classes != nil {
 			v.classPols = append(v.classPols, c)
 		}
+		v.hasImages = v.hasImages || c.images != nil
 		if c.maxSvc != nil {
 			v.minSvc = min(v.minSvc, *c.maxSvc)
 		}
@@ -130,6 +133,7 @@ type gate struct {
 	// about every class with the same chosen runtime).
 	groupsOf *v1beta1.ServingRuntimeSpec
 	groups   int64
+	imgs     gateImages
 }
 
 // engineGroups is the engine's groups at most (merge.Topology's
@@ -141,11 +145,27 @@ func (g *gate) engineGroups(rt *v1beta1.ServingRuntimeSpec) int64 {
 	return g.groups
 }
 
-// Runtime: the first policy (by name) whose runtimes rule forbids it.
-func (g *gate) Runtime(kind, name string, labels map[string]string) (string, string) {
+// Runtime: the first policy (by name) whose runtimes rule forbids it,
+// else the first whose images rule forbids an image the runtime would put
+// in the service's pods (runtimeImages).
+func (g *gate) Runtime(kind, name string, labels map[string]string, spec *v1beta1.ServingRuntimeSpec) (string, string) {
 	for _, c := range g.pols {
 		if why := c.runtimes.check(name, labels); why != "" {
 			return c.ref, why
+		}
+	}
+	if !g.hasImages {
+		return "", ""
+	}
+	images := g.runtimeImages(kind, name, spec)
+	for _, c := range g.pols {
+		if c.images == nil {
+			continue
+		}
+		for i := range images {
+			if why := c.images.checkRef(&images[i]); why != "" {
+				return c.ref, why
+			}
 		}
 	}
 	return "", ""
@@ -162,6 +182,11 @@ func (g *gate) Class(cl *v1beta1.AcceleratorClass, use selection.ClassUse) (stri
 			if why := verdicts[c.index]; why != "" {
 				return c.ref, why
 			}
+		}
+	}
+	if g.hasImages {
+		if ref, why := g.classImages(cl, use.Runtime); ref != "" {
+			return ref, why
 		}
 	}
 	if g.minSvc == math.MaxInt64 && g.minNS == math.MaxInt64 && g.minCost == math.MaxInt64 {

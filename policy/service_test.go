@@ -264,10 +264,10 @@ func TestGate(t *testing.T) {
 			}
 		})
 	}
-	if p, why := g.Runtime("ServingRuntime", "vllm", nil); p != "ServingPolicy/team-a" || why != "not in srt-*" {
+	if p, why := g.Runtime("ServingRuntime", "vllm", nil, nil); p != "ServingPolicy/team-a" || why != "not in srt-*" {
 		t.Errorf("Runtime = %q, %q", p, why)
 	}
-	if p, why := g.Runtime("ClusterServingRuntime", "srt-vllm", nil); p != "" || why != "" {
+	if p, why := g.Runtime("ClusterServingRuntime", "srt-vllm", nil, nil); p != "" || why != "" {
 		t.Errorf("Runtime = %q, %q; want allowed", p, why)
 	}
 	if p, _ := set.Gate(Subject{Namespace: "kube-system"}, nil, nil).Class(MakeClass("nvidia-l4").Obj(), use(100, 1, 1)); p != "" {

@@ -63,7 +63,7 @@ func TestNilSet(t *testing.T) {
 	if s.Len() != 0 || s.For(Subject{Namespace: "a"}) != nil || s.CheckService(Service{Subject: Subject{Namespace: "a"}}) != nil || s.CheckPod(Subject{Namespace: "a"}, nil) != nil {
 		t.Fatal("a nil Set has policies")
 	}
-	if p, why := s.Gate(Subject{Namespace: "a"}, nil, nil).Runtime("ServingRuntime", "x", nil); p != "" || why != "" {
+	if p, why := s.Gate(Subject{Namespace: "a"}, nil, nil).Runtime("ServingRuntime", "x", nil, nil); p != "" || why != "" {
 		t.Fatalf("a nil Set's gate forbids: %q %q", p, why)
 	}
 }

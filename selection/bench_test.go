@@ -151,7 +151,9 @@ func BenchmarkSelectNodeSelector(b *testing.B) {
 // allowAll is a Gate that forbids nothing: what asking costs selection.
 type allowAll struct{}
 
-func (allowAll) Runtime(string, string, map[string]string) (string, string) { return "", "" }
+func (allowAll) Runtime(string, string, map[string]string, *v1beta1.ServingRuntimeSpec) (string, string) {
+	return "", ""
+}
 func (allowAll) Class(*v1beta1.AcceleratorClass, ClassUse) (string, string) { return "", "" }
 
 // BenchmarkSelectWithGate is BenchmarkSelect asking a gate about every

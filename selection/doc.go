@@ -169,7 +169,9 @@
 // with no options.
 //
 //   - Runtimes: every runtime that would otherwise be an auto-selection
-//     candidate is asked about (Gate.Runtime: kind, name, labels). A
+//     candidate is asked about (Gate.Runtime: kind, name, labels and spec,
+//     so the gate can judge what the runtime would put in the pods, such
+//     as its images). A
 //     forbidden one loses with the line "ClusterServingRuntime/vllm:
 //     forbidden by ServingPolicy/rt: not in sglang*"; the best allowed
 //     one wins. When every candidate is forbidden the error is

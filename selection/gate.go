@@ -18,8 +18,10 @@ const CodeForbiddenByPolicy = "ForbiddenByPolicy"
 // it; selection knows nothing else of policies.
 type Gate interface {
 	// Runtime is asked about every runtime that could serve the model
-	// (kind is KindServingRuntime or KindClusterServingRuntime).
-	Runtime(kind, name string, labels map[string]string) (policy, why string)
+	// (kind is KindServingRuntime or KindClusterServingRuntime), with its
+	// spec, so that a rule on what the runtime would put in the pods (its
+	// images) can decide too.
+	Runtime(kind, name string, labels map[string]string, spec *v1beta1.ServingRuntimeSpec) (policy, why string)
 	// Class is asked about every class that qualifies for the service,
 	// with what the service would use of it.
 	Class(c *v1beta1.AcceleratorClass, use ClassUse) (policy, why string)

@@ -49,7 +49,7 @@ type fakeGate struct {
 	uses     map[string]ClassUse
 }
 
-func (g *fakeGate) Runtime(kind, name string, _ map[string]string) (string, string) {
+func (g *fakeGate) Runtime(kind, name string, _ map[string]string, _ *v1beta1.ServingRuntimeSpec) (string, string) {
 	if g.runtimes != "" && !strings.HasPrefix(name, g.runtimes) {
 		return g.policy, "not in " + g.runtimes + "*"
 	}

@@ -126,7 +126,7 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 			c := e.check(m, proto)
 			var policy, pwhy string
 			if gate != nil && c.ok && c.autoSelect {
-				policy, pwhy = gate.Runtime(e.kind, e.name, e.labels)
+				policy, pwhy = gate.Runtime(e.kind, e.name, e.labels, e.spec)
 			}
 			switch {
 			case !c.ok:
@@ -192,7 +192,7 @@ func (x *Index) namedRuntimeLocked(isvc *v1beta1.InferenceService, ref *v1beta1.
 		return nil, &Error{Code: CodeRuntimeIncompatible, Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason.String() + "; fix the runtime or remove spec.runtime to auto-select one"}
 	}
 	if gate != nil {
-		if policy, why := gate.Runtime(e.kind, e.name, e.labels); policy != "" {
+		if policy, why := gate.Runtime(e.kind, e.name, e.labels, e.spec); policy != "" {
 			return nil, &Error{Code: CodeForbiddenByPolicy, Reason: svc + ": spec.runtime.name: " + e.ref + " is " + forbiddenWhy(policy, why) + "; name an allowed runtime or remove spec.runtime to auto-select one"}
 		}
 	}
