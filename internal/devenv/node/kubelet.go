@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,14 +21,28 @@ import (
 // authentication and authorization (the apiserver's client certificate
 // is signed by the cluster CA), cgroupfs, containerd, CoreDNS at the
 // gateway, pods' logs and volumes under the node's folder, the taint, and
-// no image garbage collection (the images cannot be pulled back).
+// no image garbage collection (the images cannot be pulled back). The
+// second node's kubelet has a cgroup root of its own.
 func (n *Node) kubeletConfig(port, healthz int) string {
+	healthzAddr, _, _ := strings.Cut(n.local(healthz), ":")
+	var extra strings.Builder
+	if n.lay.cgroupRoot != "" {
+		fmt.Fprintf(&extra, "cgroupRoot: %s\n", n.lay.cgroupRoot)
+	}
+	taints := n.lay.taints
+	if len(taints) == 0 {
+		taints = []string{Label}
+	}
+	extra.WriteString("registerWithTaints:\n")
+	for _, key := range taints {
+		fmt.Fprintf(&extra, "- key: %s\n  value: %q\n  effect: NoSchedule\n", key, LabelValue)
+	}
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: %s
 port: %d
 readOnlyPort: 0
-healthzBindAddress: 127.0.0.1
+healthzBindAddress: %s
 healthzPort: %d
 authentication:
   anonymous: {enabled: false}
@@ -53,16 +67,12 @@ evictionHard:
   nodefs.available: "1%%"
   imagefs.available: "1%%"
   nodefs.inodesFree: "1%%"
-registerWithTaints:
-- key: %s
-  value: %q
-  effect: NoSchedule
 maxPods: 110
 nodeStatusReportFrequency: 10s
 syncFrequency: 10s
 fileCheckFrequency: 5s
-`, GatewayIP, port, healthz, n.opts.Credentials.CAFile, n.socket, n.socket, GatewayIP, ClusterDomain,
-		n.path("kubelet", "resolv.conf"), n.path("pod-logs"), PodCIDR, Label, LabelValue)
+%s`, n.lay.nodeIP, port, healthzAddr, healthz, n.opts.Credentials.CAFile, n.socket, n.socket, GatewayIP, ClusterDomain,
+		n.path("kubelet", "resolv.conf"), n.path("pod-logs"), n.lay.podCIDR, extra.String())
 }
 
 // writeKubeconfig writes a kubeconfig for one of the node's identities.
@@ -87,6 +97,9 @@ func (n *Node) startKubelet(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := makeCgroupRoot(n.lay.cgroupRoot); err != nil {
+		return err
+	}
 	// Pods with dnsPolicy Default get this file: no search path and no
 	// upstream (the machine has no network); ClusterFirst pods use CoreDNS.
 	if err := os.WriteFile(n.path("kubelet", "resolv.conf"), []byte("nameserver "+GatewayIP+"\n"), 0o644); err != nil {
@@ -105,15 +118,15 @@ func (n *Node) startKubelet(ctx context.Context) error {
 		"--kubeconfig=" + kubeconfig,
 		"--root-dir=" + n.path("kubelet", "root"),
 		"--cert-dir=" + n.path("kubelet", "pki"),
-		"--hostname-override=" + Name,
-		"--node-ip=" + GatewayIP,
+		"--hostname-override=" + n.lay.name,
+		"--node-ip=" + n.lay.nodeIP,
 		"--node-labels=" + Label + "=" + LabelValue,
 		"--v=1",
 	}, "PATH="+os.Getenv("PATH")+":/usr/sbin:/sbin")
 	if err != nil {
 		return err
 	}
-	hz := "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/healthz"
+	hz := "http://" + n.local(ports[1]) + "/healthz"
 	if err := p.WaitReady(ctx, n.opts.Timeout, process.HTTPReady(&http.Client{Timeout: 2 * time.Second}, hz, "")); err != nil {
 		return err
 	}
@@ -128,7 +141,7 @@ func (n *Node) waitNodeReady(ctx context.Context, p *process.Process) error {
 		if exited, err := p.Exited(); exited {
 			return false, fmt.Errorf("kubelet exited (%v); its log ends:\n%s", err, p.Tail(20))
 		}
-		node, err := n.opts.Kube.CoreV1().Nodes().Get(ctx, Name, metav1.GetOptions{})
+		node, err := n.opts.Kube.CoreV1().Nodes().Get(ctx, n.lay.name, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
 			return false, nil
@@ -142,7 +155,7 @@ func (n *Node) waitNodeReady(ctx context.Context, p *process.Process) error {
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("node %s not Ready within %s (%s): %w; kubelet log ends:\n%s", Name, n.opts.Timeout, last, err, p.Tail(20))
+		return fmt.Errorf("node %s not Ready within %s (%s): %w; kubelet log ends:\n%s", n.lay.name, n.opts.Timeout, last, err, p.Tail(20))
 	}
 	return nil
 }

@@ -36,12 +36,55 @@ const (
 	LabelValue = "true"
 )
 
+// The second real node (Node.StartSecond): a host of its own in the
+// network namespace SecondNetns, joined to the host by a veth pair
+// (SecondVeth on the host with SecondHostIP, eth0 in the namespace with
+// SecondIP, its InternalIP), its own bridge and pod network. It carries
+// Label and its taint like the first, and SecondTaint too: pods placed with
+// Placement stay on the first node; PlacementAny reaches both.
+const (
+	SecondName      = "berth-node-2"
+	SecondNetns     = "berth-n2"
+	SecondVeth      = "berth-n2"
+	SecondHostIP    = "10.245.0.1"
+	SecondIP        = "10.245.0.2"
+	SecondBridge    = "berth1"
+	SecondPodCIDR   = "10.244.1.0/24"
+	SecondGatewayIP = "10.244.1.1"
+	SecondTaint     = "node.berth.dev/second"
+	// SecondCgroupRoot is the second kubelet's cgroup root: two kubelets on
+	// one cgroup v1 host must not share /kubepods.
+	SecondCgroupRoot = "/berth-n2"
+)
+
+// layout is one node's identity and network.
+type layout struct {
+	name, bridge, podCIDR, gateway string
+	nodeIP                         string
+	netns                          string // "": the host's network namespace
+	cgroupRoot                     string // "": the kubelet's default, /
+	taints                         []string
+}
+
+var (
+	firstLayout  = layout{name: Name, bridge: Bridge, podCIDR: PodCIDR, gateway: GatewayIP, nodeIP: GatewayIP}
+	secondLayout = layout{name: SecondName, bridge: SecondBridge, podCIDR: SecondPodCIDR, gateway: SecondGatewayIP,
+		nodeIP: SecondIP, netns: SecondNetns, cgroupRoot: SecondCgroupRoot, taints: []string{Label, SecondTaint}}
+)
+
+// Name is the node's name.
+func (n *Node) Name() string { return n.lay.name }
+
+// IP is the node's InternalIP: where hostNetwork pods on it listen.
+func (n *Node) IP() string { return n.lay.nodeIP }
+
 // Binaries are the executables of the real node.
 type Binaries struct {
 	Kubelet, KubeProxy, CoreDNS string // built by `make deps`
 	Containerd, Ctr, Runc       string // Debian's containerd and runc
 	CNIDir                      string // the CNI plugins (Debian: /usr/lib/cni)
 	IP, IPTables                string // iproute2, iptables
+	Nsenter                     string // util-linux: the second node's processes enter its network namespace
 }
 
 // Credentials are what the node's processes authenticate to the apiserver
@@ -86,6 +129,7 @@ type Node struct {
 	// Timings of each step, in order.
 	Timings []Timing
 
+	lay      layout
 	opts     Options
 	mu       sync.Mutex
 	procs    map[string]*process.Process
@@ -115,7 +159,7 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	if opts.Kube == nil || opts.RunDir == "" || opts.PauseImage == "" || opts.ServiceCIDR == "" {
 		return nil, errors.New("node.Start: Kube, RunDir, PauseImage and ServiceCIDR are required")
 	}
-	n = &Node{Dir: filepath.Join(opts.RunDir, "node"), opts: opts, procs: map[string]*process.Process{}}
+	n = &Node{Dir: filepath.Join(opts.RunDir, "node"), lay: firstLayout, opts: opts, procs: map[string]*process.Process{}}
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -128,27 +172,77 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 			started.Stop()
 		}
 	}()
-	steps := []struct {
-		name string
-		run  func(context.Context) error
-	}{
+	if err := n.bringUp(ctx, "real node", []step{
 		{"node network", n.startNetwork},
 		{"containerd", n.startContainerd},
 		{"node images", n.loadImages},
 		{"kubelet", n.startKubelet},
 		{"kube-proxy", n.startProxy},
 		{"coredns", n.startCoreDNS},
+	}); err != nil {
+		return nil, err
 	}
+	return n, nil
+}
+
+// StartSecond brings up the second real node (see SecondNetns) next to
+// the running first node n, whose lock and CoreDNS it shares: network
+// namespace and veth, containerd, images, kubelet (until Ready) and
+// kube-proxy, each process in the namespace. Its kubelet authenticates
+// with a ServiceAccount token bound to the system:node ClusterRole
+// (secondNodeToken). Stop the second node before the first.
+func (n *Node) StartSecond(ctx context.Context) (second *Node, err error) {
+	opts := n.opts
+	if opts.Binaries.Nsenter == "" {
+		return nil, errors.New("second real node: nsenter not found: apt-get install util-linux")
+	}
+	if opts.Credentials.KubeletToken, err = secondNodeToken(ctx, opts.Kube); err != nil {
+		return nil, fmt.Errorf("second real node: kubelet credentials: %w", err)
+	}
+	// The apiserver's loopback address is the host's: from the node's
+	// namespace it is reached at the first node's address.
+	if opts.Credentials.APIServerURL, err = atHost(opts.Credentials.APIServerURL, GatewayIP); err != nil {
+		return nil, fmt.Errorf("second real node: %w", err)
+	}
+	second = &Node{Dir: filepath.Join(opts.RunDir, "node-2"), lay: secondLayout, opts: opts, procs: map[string]*process.Process{}}
+	if err := os.MkdirAll(second.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	started := second
+	defer func() {
+		if err != nil {
+			started.Stop()
+		}
+	}()
+	if err := second.bringUp(ctx, "second real node", []step{
+		{"node-2 network", second.startNetwork},
+		{"node-2 containerd", second.startContainerd},
+		{"node-2 images", second.loadImages},
+		{"node-2 kubelet", second.startKubelet},
+		{"node-2 kube-proxy", second.startProxy},
+	}); err != nil {
+		return nil, err
+	}
+	return second, nil
+}
+
+type step struct {
+	name string
+	run  func(context.Context) error
+}
+
+// bringUp runs the steps in order, timing each; the error names the step.
+func (n *Node) bringUp(ctx context.Context, what string, steps []step) error {
 	begin := time.Now()
 	for _, s := range steps {
 		t := time.Now()
 		if err := s.run(ctx); err != nil {
-			return nil, fmt.Errorf("real node: %s: %w", s.name, err)
+			return fmt.Errorf("%s: %s: %w", what, s.name, err)
 		}
 		n.step(s.name, t)
 	}
-	n.step("real node", begin)
-	return n, nil
+	n.step(what, begin)
+	return nil
 }
 
 func (n *Node) step(name string, since time.Time) {
@@ -162,8 +256,14 @@ func (n *Node) path(elem ...string) string {
 	return filepath.Join(append([]string{n.Dir}, elem...)...)
 }
 
-// run starts one of the node's processes, its log in the node's folder.
+// run starts one of the node's processes, its log in the node's folder,
+// in the node's network namespace (nsenter --net: only the network; the
+// mounts stay the host's, which containerd and the kubelet share).
 func (n *Node) run(name, bin string, args []string, env ...string) (*process.Process, error) {
+	if n.lay.netns != "" {
+		args = append([]string{"--net=" + netnsPath(n.lay.netns), "--", bin}, args...)
+		bin = n.opts.Binaries.Nsenter
+	}
 	p, err := process.Start(process.Spec{Name: name, Bin: bin, Args: args, Env: env, LogPath: n.path(name + ".log")})
 	if err != nil {
 		return nil, err
@@ -225,6 +325,9 @@ func (n *Node) Stop() {
 		if err := unmountUnder(n.Dir, n.stateDir); err != nil {
 			log("%v", err)
 		}
+		if err := removeCgroupRoot(n.lay.cgroupRoot); err != nil {
+			log("%v", err)
+		}
 		if n.stateDir != "" {
 			os.RemoveAll(n.stateDir)
 		}
@@ -237,9 +340,26 @@ func (n *Node) Stop() {
 // port formats a loopback address.
 func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
+// local is where the node's processes serve health and metrics: loopback
+// on the host, the node's address in a namespace of its own (so the host
+// reaches them).
+func (n *Node) local(port int) string {
+	if n.lay.netns == "" {
+		return loopback(port)
+	}
+	return n.lay.nodeIP + ":" + strconv.Itoa(port)
+}
+
 // Placement is what puts a pod on the real node: a nodeSelector on Label
 // and a toleration of its taint.
 func Placement() (map[string]string, []corev1.Toleration) {
 	return map[string]string{Label: LabelValue},
 		[]corev1.Toleration{{Key: Label, Operator: corev1.TolerationOpEqual, Value: LabelValue, Effect: corev1.TaintEffectNoSchedule}}
+}
+
+// PlacementAny puts a pod on any real node, the second included: Placement
+// and a toleration of SecondTaint.
+func PlacementAny() (map[string]string, []corev1.Toleration) {
+	sel, tol := Placement()
+	return sel, append(tol, corev1.Toleration{Key: SecondTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
 }

@@ -54,7 +54,7 @@ func TestUnescapeMount(t *testing.T) {
 }
 
 func testNode(t *testing.T) *Node {
-	return &Node{Dir: t.TempDir(), socket: "/run/berth-node-x/containerd.sock", opts: Options{
+	return &Node{Dir: t.TempDir(), lay: firstLayout, socket: "/run/berth-node-x/containerd.sock", opts: Options{
 		PauseImage: "ghcr.io/berthdev/berth-pause:0.1.0", ServiceCIDR: "10.0.0.0/16",
 		Binaries:    Binaries{Runc: "/usr/sbin/runc", CNIDir: "/usr/lib/cni"},
 		Credentials: Credentials{CAFile: "/x/ca.crt"},
@@ -102,4 +102,82 @@ func TestCNIConfig(t *testing.T) {
 		assert.Contains(t, s, want)
 	}
 	assert.True(t, strings.Contains(s, n.path("cni", "ipam")), "IPAM state lives in the node's folder")
+}
+
+// The second node: its own address, pod network, cgroup root and taint;
+// health and metrics on its address (the host cannot reach its loopback);
+// DNS still the first node's CoreDNS.
+func TestSecondNodeConfigurations(t *testing.T) {
+	n := testNode(t)
+	n.lay = secondLayout
+	var kubelet map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(n.kubeletConfig(10250, 10248)), &kubelet))
+	assert.Equal(t, SecondIP, kubelet["address"])
+	assert.Equal(t, SecondIP, kubelet["healthzBindAddress"])
+	assert.Equal(t, SecondPodCIDR, kubelet["podCIDR"])
+	assert.Equal(t, SecondCgroupRoot, kubelet["cgroupRoot"], "two kubelets must not share /kubepods")
+	assert.Equal(t, []any{GatewayIP}, kubelet["clusterDNS"], "CoreDNS runs once, on the first node")
+	assert.Equal(t, []any{
+		map[string]any{"key": Label, "value": LabelValue, "effect": "NoSchedule"},
+		map[string]any{"key": SecondTaint, "value": LabelValue, "effect": "NoSchedule"},
+	}, kubelet["registerWithTaints"])
+
+	var first map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(testNode(t).kubeletConfig(10250, 10248)), &first))
+	assert.NotContains(t, first, "cgroupRoot", "the first node keeps the kubelet's default")
+
+	var proxy map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(n.proxyConfig("/k", 1, 2)), &proxy))
+	assert.Equal(t, SecondIP+":1", proxy["healthzBindAddress"])
+	assert.Equal(t, SecondName, proxy["hostnameOverride"])
+
+	require.NoError(t, n.writeCNIConfig())
+	data, err := os.ReadFile(n.path("cni", "net.d", "10-berth.conflist"))
+	require.NoError(t, err)
+	for _, want := range []string{`"bridge": "berth1"`, `"subnet": "10.244.1.0/24"`, `"gateway": "10.244.1.1"`} {
+		assert.Contains(t, string(data), want)
+	}
+}
+
+func TestNetworkCommands(t *testing.T) {
+	assert.Equal(t, [][]string{
+		{"link", "add", "berth0", "type", "bridge"},
+		{"addr", "add", "10.244.0.1/24", "dev", "berth0"},
+		{"link", "set", "berth0", "up"},
+		{"route", "add", "10.0.0.0/16", "dev", "berth0"},
+	}, bridgeCmds(firstLayout, "10.0.0.0/16"))
+	assert.Equal(t, []string{"-n", "berth-n2", "link", "add", "berth1", "type", "bridge"}, bridgeCmds(secondLayout, "10.0.0.0/16")[0],
+		"the second node's bridge is in its namespace")
+	second := secondNetworkCmds(secondLayout)
+	assert.Equal(t, []string{"netns", "add", "berth-n2"}, second[0])
+	assert.Contains(t, second, []string{"-n", "berth-n2", "route", "add", "default", "via", SecondHostIP}, "the node reaches the rest through the host")
+	assert.Contains(t, second, []string{"route", "add", SecondPodCIDR, "via", SecondIP, "dev", SecondVeth}, "the host reaches the node's pods through it")
+}
+
+func TestPlacementAny(t *testing.T) {
+	sel, tol := PlacementAny()
+	assert.Equal(t, map[string]string{Label: LabelValue}, sel)
+	assert.Len(t, tol, 2)
+	assert.Equal(t, SecondTaint, tol[1].Key)
+}
+
+func TestCgroupDirs(t *testing.T) {
+	v1 := t.TempDir()
+	for _, c := range []string{"cpu", "memory", "cpuset"} {
+		require.NoError(t, os.Mkdir(filepath.Join(v1, c), 0o755))
+	}
+	require.NoError(t, os.Symlink(filepath.Join(v1, "cpu"), filepath.Join(v1, "cpu,cpuacct")))
+	assert.ElementsMatch(t, []string{v1 + "/cpu/berth-n2", v1 + "/cpuset/berth-n2", v1 + "/memory/berth-n2"}, cgroupDirs(v1, "/berth-n2"))
+
+	v2 := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(v2, "cgroup.controllers"), []byte("cpu memory\n"), 0o644))
+	assert.Equal(t, []string{v2 + "/berth-n2"}, cgroupDirs(v2, "/berth-n2"))
+}
+
+func TestAtHost(t *testing.T) {
+	got, err := atHost("https://127.0.0.1:6443", GatewayIP)
+	require.NoError(t, err)
+	assert.Equal(t, "https://10.244.0.1:6443", got)
+	_, err = atHost("not a url", GatewayIP)
+	assert.ErrorContains(t, err, "not a URL with a host")
 }

@@ -46,6 +46,7 @@ func FindBinaries(b Binaries) Binaries {
 	look(&b.Runc, "runc", sbin...)
 	look(&b.IP, "ip", sbin...)
 	look(&b.IPTables, "iptables", sbin...)
+	look(&b.Nsenter, "nsenter", sbin...)
 	if b.CNIDir == "" {
 		for _, d := range DefaultCNIDirs {
 			if isExecutable(filepath.Join(d, "bridge")) {

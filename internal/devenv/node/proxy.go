@@ -37,7 +37,7 @@ conntrack:
   min: 0
   tcpEstablishedTimeout: 0s
   tcpCloseWaitTimeout: 0s
-`, kubeconfig, Name, PodCIDR, loopback(healthz), loopback(metrics), PodCIDR)
+`, kubeconfig, n.lay.name, n.lay.podCIDR, n.local(healthz), n.local(metrics), n.lay.podCIDR)
 }
 
 // startProxy runs kube-proxy until its /healthz answers.
@@ -59,5 +59,5 @@ func (n *Node) startProxy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return p.WaitReady(ctx, n.opts.Timeout, process.HTTPReady(&http.Client{Timeout: 2 * time.Second}, "http://"+loopback(ports[0])+"/healthz", ""))
+	return p.WaitReady(ctx, n.opts.Timeout, process.HTTPReady(&http.Client{Timeout: 2 * time.Second}, "http://"+n.local(ports[0])+"/healthz", ""))
 }
