@@ -46,7 +46,9 @@ func BenchmarkDownloadedModelAdmission(b *testing.B) {
 	}); err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _ = bc.OmeV1beta1().ClusterServingRuntimes().Delete(context.Background(), rt.Name, metav1.DeleteOptions{}) }()
+	defer func() {
+		_ = bc.OmeV1beta1().ClusterServingRuntimes().Delete(context.Background(), rt.Name, metav1.DeleteOptions{})
+	}()
 
 	for _, key := range []string{"hf-token", ""} {
 		name := "key"
