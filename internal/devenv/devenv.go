@@ -49,6 +49,11 @@ type Options struct {
 	// RealNode: also run a real node (package node) next to the kwok
 	// fleet, where this machine can. Default off.
 	RealNode RealNode
+	// SecondNode: once the real node runs, also a second one in its own
+	// network namespace (node.StartSecond), so hostNetwork pods get
+	// separate hosts. Where it cannot start, Env.SecondNodeErr says why and
+	// the first node carries on alone.
+	SecondNode bool
 }
 
 // Env is a running local environment.
@@ -77,6 +82,10 @@ type Env struct {
 	// when one was asked for (Options.RealNode).
 	Node    *node.Node
 	NodeErr error
+	// SecondNode is the second real node (Options.SecondNode), nil when
+	// none runs; SecondNodeErr says why not.
+	SecondNode    *node.Node
+	SecondNodeErr error
 }
 
 // Up starts everything. On error all that was started is stopped, and the
@@ -243,11 +252,15 @@ func (env *Env) step(log io.Writer, name string, since time.Time) {
 	fmt.Fprintf(log, "berth: %-24s ready in %s\n", name, d.Round(10*time.Millisecond))
 }
 
-// Stop tears everything down: the real node first (its pods, processes
-// and network), then the components and the control plane.
+// Stop tears everything down: the real nodes first, the second before the
+// first (their pods, processes and network), then the components and the
+// control plane.
 func (env *Env) Stop() {
 	if env == nil {
 		return
+	}
+	if env.SecondNode != nil {
+		env.SecondNode.Stop()
 	}
 	if env.Node != nil {
 		env.Node.Stop()

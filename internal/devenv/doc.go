@@ -20,6 +20,10 @@
 // cannot, Env.NodeErr says why and everything else runs as before. With
 // it the apiserver also serves pods (cluster.Options.NodeIP), so berth can
 // be installed in the cluster and a service's containers really run.
+// Options.SecondNode adds a second real node in its own network namespace
+// (node.StartSecond: hostNetwork pods get separate hosts); Env.SecondNode,
+// or Env.SecondNodeErr saying why not. Stop stops the second node, then the
+// first, then the rest.
 //
 // Rules:
 //   - Components are passed explicitly: Up(ctx, Options{Components:

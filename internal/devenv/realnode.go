@@ -89,6 +89,9 @@ func (env *Env) startNode(ctx context.Context, opts Options) {
 	})
 	if err != nil {
 		env.NodeErr = err
+		if opts.SecondNode {
+			env.SecondNodeErr = fmt.Errorf("the first real node did not start: %w", err)
+		}
 		noNode(opts.Log, err)
 		return
 	}
@@ -98,6 +101,25 @@ func (env *Env) startNode(ctx context.Context, opts Options) {
 	// otherwise outlive it.
 	env.Cluster.StopFirst(n.Stop)
 	for _, t := range n.Timings {
+		env.Timings = append(env.Timings, cluster.Timing{Step: t.Step, Duration: t.Duration})
+	}
+	if opts.SecondNode {
+		env.startSecondNode(ctx, opts)
+	}
+}
+
+// startSecondNode starts the second real node; on failure it says why on
+// log and the first node carries on alone.
+func (env *Env) startSecondNode(ctx context.Context, opts Options) {
+	second, err := env.Node.StartSecond(ctx)
+	if err != nil {
+		env.SecondNodeErr = err
+		fmt.Fprintf(opts.Log, "berth: no second real node: %v\nberth: carrying on with one real node\n", err)
+		return
+	}
+	env.SecondNode = second
+	env.Cluster.StopFirst(second.Stop) // registered after the first node's: stops before it
+	for _, t := range second.Timings {
 		env.Timings = append(env.Timings, cluster.Timing{Step: t.Step, Duration: t.Duration})
 	}
 }
