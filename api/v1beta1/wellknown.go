@@ -35,6 +35,11 @@ const (
 	AnnotationSelectionStrategy = "ome.io/selection-strategy"
 	// AnnotationRevision is stamped on pods: a hash of what composed them.
 	AnnotationRevision = "ome.io/revision"
+	// AnnotationRestoredFrom marks a pod the reconciler created whole from
+	// a recorded revision (value: the ControllerRevision's name), already
+	// composed and stamped with that revision: the pod webhook does not
+	// compose it again (a partition-protected group coming back as it was).
+	AnnotationRestoredFrom = "ome.io/restored-from"
 	// AnnotationKueueResourceFlavor links an AcceleratorClass to a Kueue flavor.
 	AnnotationKueueResourceFlavor = "ome.io/kueue-resource-flavor"
 	// LabelAutoDiscovered ("true") marks an AcceleratorClass the

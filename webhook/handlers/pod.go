@@ -121,7 +121,7 @@ func profileVersions(profiles map[string]*v1beta1.ClusterEngineRuntimeProfile) s
 
 // Mutate composes the pod with merge and stamps its revision. A pod whose
 // service or decision is missing is denied with the reason, never
-// half-mutated.
+// half-mutated. A pod restored from a recorded revision is left as it is.
 func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	if req.Operation != admissionv1.Create {
 		return admission.Allowed()
@@ -143,6 +143,9 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	isvc, err := h.service(ctx, ns, svcName)
 	if err != nil {
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
+	}
+	if restored(&pod) {
+		return h.podPolicies(ns, isvc, &pod).response("Pod", "", pod.Name, strings.TrimPrefix(who, "pod "), nil)
 	}
 	component, d, deny := h.pinnedFor(isvc, &pod, who)
 	if deny != nil {
@@ -195,6 +198,14 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 		resp.AuditAnnotations = v.audit
 	}
 	return resp
+}
+
+// restored reports a pod the reconciler created whole from a recorded
+// revision (a group below the partition coming back as it was): it carries
+// ome.io/restored-from and the revision it was composed at, and is not
+// composed again from the current inputs. ServingPolicies still judge it.
+func restored(pod *corev1.Pod) bool {
+	return pod.Annotations[v1beta1.AnnotationRestoredFrom] != "" && pod.Annotations[v1beta1.AnnotationRevision] != ""
 }
 
 // pinnedFor is the pod's component and the decision its service pinned
