@@ -63,7 +63,13 @@ func skeleton(isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.
 
 func (c *Controller) createPod(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.PodID, gang *gangPlan, routerSA string) error {
 	pod := skeleton(isvc, t, p)
-	if t.Component == v1beta1.ComponentRouter {
+	if p.Revision != "" {
+		// A protected group at its recorded revision (revisions.go).
+		if r, ok := c.restoredPod(isvc, t, p); ok {
+			pod = r
+		}
+	}
+	if t.Component == v1beta1.ComponentRouter && pod.Spec.ServiceAccountName == "" {
 		// Outside merge.SkeletonPod, so outside every revision: giving the
 		// router its account rolls nothing. A runtime or the service may
 		// still name another (the pod webhook lays theirs over it).

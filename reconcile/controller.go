@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	autoscalinglisters "k8s.io/client-go/listers/autoscaling/v2"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
@@ -81,6 +82,7 @@ type Controller struct {
 	pods            corelisters.PodLister
 	svcs            corelisters.ServiceLister
 	hpas            autoscalinglisters.HorizontalPodAutoscalerLister
+	revisions       appslisters.ControllerRevisionLister // recorded revisions (revisions.go)
 	// The router's ServiceAccount, Role and RoleBinding (routerrbac.go).
 	serviceAccounts corelisters.ServiceAccountLister
 	roles           rbaclisters.RoleLister
@@ -156,6 +158,7 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 		c.gang = newGangs(opts.Dynamic, opts.Resync)
 	}
 	c.wireInformers()
+	c.wireRevisions()
 	c.wireModelInformers()
 	c.pol = newPolicyController(c)
 	c.wireGangInformers()

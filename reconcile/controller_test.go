@@ -73,6 +73,9 @@ func newFixtureWith(t *testing.T, opts Options, objs ...runtime.Object) *fixture
 	// inputs, as merge computes it, so pods count as up to date.
 	kc.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		pod := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+		if pod.Annotations[v1beta1.AnnotationRestoredFrom] != "" {
+			return false, nil, nil // restored from a record: kept as it is, as the webhook does
+		}
 		isvc, err := c.services.InferenceServices(pod.Namespace).Get(pod.Labels[v1beta1.LabelInferenceService])
 		require.NoError(t, err)
 		dec, unres := c.resolve(isvc)

@@ -119,7 +119,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 // are created, and PodGroups no longer wanted are deleted last.
 func (c *Controller) syncComponents(ctx context.Context, key string, isvc *v1beta1.InferenceService, dec *decision,
 	topo []merge.ComponentTopology, pods []*corev1.Pod) ([]componentResult, *gangPlan, error) {
-	ps, err := c.planComponents(key, isvc, dec, topo, pods)
+	ps, err := c.planComponents(ctx, key, isvc, dec, topo, pods)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -154,7 +154,7 @@ func gangWrites(g *gangPlan, before bool) []pgWrite {
 }
 
 // planComponents runs the planner for every component.
-func (c *Controller) planComponents(key string, isvc *v1beta1.InferenceService, dec *decision,
+func (c *Controller) planComponents(ctx context.Context, key string, isvc *v1beta1.InferenceService, dec *decision,
 	topo []merge.ComponentTopology, pods []*corev1.Pod) ([]planned, error) {
 	mem := c.backoffFor(key)
 	now := c.now()
@@ -167,6 +167,8 @@ func (c *Controller) planComponents(key string, isvc *v1beta1.InferenceService, 
 		}
 		spec := planSpec(isvc, t, rev, c.opts)
 		observed := observe(pods, t.Component)
+		hist := c.syncHistory(ctx, isvc, dec, t, rev, observed) // partitions hold (revisions.go)
+		spec.StableRevision, spec.Recorded = hist.stable, hist.recorded
 		if t.Component == v1beta1.ComponentRouter {
 			c.markRouterAccount(isvc, dec, pods, observed)
 		}
