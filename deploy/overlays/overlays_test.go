@@ -444,6 +444,8 @@ func TestReconcilerRBAC(t *testing.T) {
 	add("", []string{"/serviceaccounts"}, []string{"get", "list", "watch", "create", "update"})
 	add("", []string{"rbac.authorization.k8s.io/roles", "rbac.authorization.k8s.io/rolebindings"}, []string{"get", "list", "watch", "create", "update", "delete"})
 	add("", []string{"/services", "autoscaling/horizontalpodautoscalers"}, []string{"get", "list", "watch", "create", "update", "delete"})
+	// Partitions hold: the ControllerRevisions recording each revision.
+	add("", []string{"apps/controllerrevisions"}, []string{"get", "list", "watch", "create", "update", "delete"})
 	add("", []string{"/events", "events.k8s.io/events"}, []string{"create", "patch"})
 	add(namespace, []string{"coordination.k8s.io/leases"}, []string{"get", "create", "update"})
 	// Gang scheduling: PodGroups of both backends, and their two CRDs by name.
