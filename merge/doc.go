@@ -67,6 +67,30 @@
 // string in command, args and env values of every layer except the
 // incoming pod (RenderTemplate); other brace text stays literal.
 //
+// # Templates: a missing label or annotation
+//
+// A label or annotation a template refers to that the service does not
+// have is an error naming the field and the key (never "<no value>"),
+// except in the strings of a KServe-shaped runtime's spec.containers (the
+// runner and its sidecars, layer 3), which render as their authors wrote
+// them for KServe: KServe renders a container with html/template over the
+// service's metadata, where a missing key is "". There a missing key
+// renders as "", and ComposeService returns a warning naming the field and
+// the key (ComposedRole.Warnings; the InferenceService webhook shows it at
+// admission), so KServe's torchserve runtime's TS_SERVICE_ENVELOPE:
+// "{{.Labels.serviceEnvelope}}" gives TS_SERVICE_ENVELOPE="" without the
+// label. An item of command or args that the empty value would leave
+// without its value is still an error: one that renders as "", or a flag
+// whose value after its first '=' does (--service-envelope=), since an
+// empty argument or flag value changes the command line where leaving the
+// flag out would not. An item that keeps text around the empty value
+// (--name=model-) renders, with the warning. Berth's own shapes
+// (engineConfig, decoderConfig, routerConfig, acceleratorConfigurations,
+// KServe's workerSpec once folded into engineConfig.worker), profiles and
+// the service's own strings keep the strict rule. Composition stays
+// deterministic: the same service and runtime give the same pods and
+// revision wherever they are composed.
+//
 // # Args
 //
 // A layer that sets a command replaces the command line with its own (see
@@ -249,6 +273,15 @@
 // reconciler creates: name, identity labels, owner reference, hostname and
 // subdomain, and one placeholder container (DefaultRunnerName, no image)
 // carrying the group env; GroupIdentityFromPod is its inverse.
+//
+// # What the API server refuses
+//
+// CheckPod finds in a composed pod what the API server would refuse in its
+// containers (names, images, ports, env names; its doc lists the rules),
+// with the pod's field paths. The InferenceService webhook runs it on
+// every pod ComposeService composes, so that a service whose pods can
+// never be created is denied when it is applied; the runtime webhook runs
+// it on the pods of a service that sets nothing, and warns.
 //
 // # Revision
 //

@@ -104,10 +104,19 @@ func TestGoldenExplainPinnedSeed000(t *testing.T) {
 // TestGoldenRenderStory8EnvMerge: seed 002's Story 8 scenario 3 on its
 // Story 7 runtime and the seed's H100 class: the user's
 // TENSOR_PARALLEL_SIZE=4 wins, and the H100 configuration's env, args and
-// node selector are merged in.
+// node selector are merged in. The Story 7 runtime, verbatim, has no
+// image: its service is refused naming the field, as admission refuses it;
+// rendered with the image the seed leaves out, it composes.
 func TestGoldenRenderStory8EnvMerge(t *testing.T) {
-	out, stderr, code := berth(t, "render", "-f", "testdata/story8/env-merge-deployment.yaml",
+	_, stderr, code := berth(t, "render", "-f", "testdata/story8/env-merge-deployment.yaml",
 		"--from", seeds+"002-story7-sglang-performance-optimized.yaml",
+		"--from", seeds+"002-examples-nvidia-h100-80gb.yaml",
+		"--from", "testdata/story8/model.yaml")
+	require.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, `spec.containers[0].image: Required value: container "ome-container" has no image`)
+
+	out, stderr, code := berth(t, "render", "-f", "testdata/story8/env-merge-deployment.yaml",
+		"--from", "testdata/story8/sglang-performance-optimized.yaml",
 		"--from", seeds+"002-examples-nvidia-h100-80gb.yaml",
 		"--from", "testdata/story8/model.yaml")
 	require.Equal(t, 0, code, stderr)

@@ -40,7 +40,7 @@ func TestValidateDeniesRemovingGangPolicy(t *testing.T) {
 func TestValidateGangPolicyAgainstTheRuntimesDecoder(t *testing.T) {
 	w := seedWorld(t)
 	rt := w.addCSR(t, "api/v1beta1/testdata/seeds/000-priority-srt-mistral-7b-instruct-2.yaml", time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC))
-	rt.Spec.DecoderConfig = &v1beta1.DecoderSpec{}
+	rt.Spec.DecoderConfig = &v1beta1.DecoderSpec{Runner: &v1beta1.RunnerSpec{Image: rt.Spec.EngineConfig.Runner.Image}}
 	w.index.UpsertClusterServingRuntime(rt)
 
 	isvc := seedService(t, "api/v1beta1/testdata/seeds/000-isvc-auto-select.yaml")

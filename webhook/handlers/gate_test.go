@@ -86,8 +86,8 @@ func TestDecoderWithoutEngineIsDenied(t *testing.T) {
 func TestKServeSamplesAreAutoSelected(t *testing.T) {
 	w := newWorld()
 	now := time.Now()
-	w.addCSR(t, "api/v1beta1/testdata/seeds/001-priority-kserve-sklearnserver.yaml", now)
-	w.addCSR(t, "api/v1beta1/testdata/seeds/001-priority-mlserver.yaml", now)
+	w.withElidedImage(w.addCSR(t, "api/v1beta1/testdata/seeds/001-priority-kserve-sklearnserver.yaml", now), "kserve/sklearnserver:latest")
+	w.withElidedImage(w.addCSR(t, "api/v1beta1/testdata/seeds/001-priority-mlserver.yaml", now), "docker.io/seldonio/mlserver:1.5.0")
 	cases := []struct {
 		file, runtime string
 		protocol      v1beta1.ProtocolVersion

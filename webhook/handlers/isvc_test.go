@@ -197,7 +197,7 @@ func TestHandlersDenyUndecodableObjects(t *testing.T) {
 // which KServe reads as "any": the KServe default v1 is then dropped.
 func TestPreviousSchemaIsMigratedAndPinned(t *testing.T) {
 	w := newWorld()
-	w.addCSR(t, "api/v1beta1/testdata/seeds/001-implicit-kserve-sklearnserver.yaml", time.Now())
+	w.withElidedImage(w.addCSR(t, "api/v1beta1/testdata/seeds/001-implicit-kserve-sklearnserver.yaml", time.Now()), "kserve/sklearnserver:latest")
 	isvc := seedService(t, "api/v1beta1/testdata/seeds/001-previous-schema-isvc-sklearn.yaml")
 	out, resp := admitISVC(t, w, admissionv1.Create, isvc, nil)
 	require.True(t, resp.Allowed, "%+v", resp.Result)

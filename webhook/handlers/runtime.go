@@ -104,6 +104,7 @@ func (h *Runtimes) validate(ctx context.Context, req *admissionv1.AdmissionReque
 	peers, warnings := h.peers(ctx, o)
 	errs, specWarnings := runtimeErrors(peers, o, spec)
 	warnings = append(warnings, specWarnings...)
+	warnings = append(warnings, runtimePodWarnings(o, spec)...)
 	if old != nil && len(errs) > 0 {
 		oldErrs, _ := runtimeErrors(peers, o, old)
 		var kept []string
