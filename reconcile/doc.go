@@ -118,9 +118,9 @@
 //     service is Resolved=False, Degraded=True with the reason. A disabled
 //     pinned runtime keeps serving and is Degraded.
 //  4. Per component: merge.Revision of the pinned inputs (the same inputs
-//     the pod webhook uses), the planner's next step, applied: deletes with
-//     UID preconditions, creates with deterministic names (AlreadyExists is
-//     success), events.
+//     the pod webhook uses), its record (revisions.go, below), the
+//     planner's next step, applied: deletes with UID preconditions, creates
+//     with deterministic names (AlreadyExists is success), events.
 //  5. Pods of components the service no longer has are deleted; running
 //     pods missing OME's selector labels get them (no roll).
 //  6. Services and the HPA are created or updated only when a field berth
@@ -511,6 +511,48 @@
 //     class.
 //
 // Writes happen only on a difference of the fields berth owns.
+//
+// # Partitions hold (revisions.go)
+//
+// The pod webhook composes pods from the current inputs only, so without
+// a record a group below the partition that loses a pod (a drain, a
+// person, a failure recovered) would come back at the canary's revision.
+// As StatefulSet and LeaderWorkerSet do, each revision a component runs
+// is recorded:
+//
+//   - ControllerRevision <isvc>-<component>-<revision> (apps/v1), labels
+//     ome.io/inferenceservice, ome.io/component, ome.io/revision and
+//     app.kubernetes.io/managed-by=berth-reconciler, a controller owner
+//     reference to the service (garbage-collected with it). Its data are
+//     the component's pods at that revision as merge.ComposePod composes
+//     group 0 (merge.CanonicalRoles: the only pod, or the leader and the
+//     first worker), with the groups' shape; annotation ome.io/group-size
+//     says the shape for the planner without decoding the data. Its
+//     revision number grows with every revision that becomes current (a
+//     rollback bumps the old record's).
+//   - Written before the planner runs, when the current revision has no
+//     record. Annotation ome.io/stable-revision on the current record is
+//     StatefulSet's currentRevision: the revision every group ran when
+//     this one became current (stableAfter), and this one once every
+//     live pod runs it in at least replicas groups. Records are read
+//     from an informer; only those the service controls count.
+//   - The planner gets the stable revision and the recorded revisions
+//     with their shapes (plan.Spec.StableRevision, Recorded) and says at
+//     which revision each pod is created (plan rule 3). A pod at a
+//     recorded revision is built from the record's template of its role
+//     with its own identity (name, identity and OME labels, hostname and
+//     subdomain, the group env by name: the pod the webhook composes for
+//     that identity, TestRestoreIsWhatTheWebhookComposes), stamped
+//     ome.io/revision and ome.io/restored-from=<record>; the pod webhook
+//     keeps such a pod as it is, and ServingPolicies still judge it.
+//   - History: the current and the stable record, and those of revisions
+//     live pods run, are kept; of the others the RevisionHistoryLimit (10)
+//     newest; older ones are deleted (UID precondition).
+//   - A record that is gone or unreadable is a Warning event
+//     RevisionNotRecorded naming the group and the revisions, and the pod
+//     is created at the current revision (the behaviour without records).
+//     A write that fails is a Warning event RecordRevisionFailed; the
+//     next sync tries again and the planner uses what is recorded.
 //
 // # Correctness under restarts and HA
 //
