@@ -37,7 +37,7 @@ func run(m *testing.M) int {
 	// as users install it, once the real node is up.
 	var err error
 	env, err = devenv.Up(startCtx, devenv.Options{Log: os.Stderr, RealNode: devenv.RealNodeAuto,
-		KeepRunDir: os.Getenv("BERTH_E2E_KEEP") != ""})
+		SecondNode: true, KeepRunDir: os.Getenv("BERTH_E2E_KEEP") != ""})
 	stopSignals()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "realnode: FAIL: cannot start the environment: %v\n", err)

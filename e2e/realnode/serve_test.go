@@ -92,12 +92,18 @@ func conditionsOf(isvc *v1beta1.InferenceService) []metav1.Condition {
 // against url and returns what it printed (its log).
 func chatFromPod(t *testing.T, ns, name, url string) string {
 	t.Helper()
+	return chatFromPodOn(t, ns, name, url, onRealNode)
+}
+
+// chatFromPodOn is chatFromPod with the pod placed by place.
+func chatFromPodOn(t *testing.T, ns, name, url string, place func(*corev1.PodSpec)) string {
+	t.Helper()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
 		Containers: []corev1.Container{{Name: "chat", Image: TestEngineImage, ImagePullPolicy: corev1.PullIfNotPresent,
 			Command: []string{"berth-test-engine", "chat", "--url", url, "--retry-for", "60s"}}},
 	}}
-	onRealNode(&pod.Spec)
+	place(&pod.Spec)
 	_, err := env.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{})
 	require.NoError(t, err)
 	done := waitPod(t, ns, name, 2*time.Minute, func(p *corev1.Pod) bool {
