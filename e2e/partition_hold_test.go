@@ -123,3 +123,46 @@ func TestPartitionHolds(t *testing.T) {
 		return false
 	})
 }
+
+// A protected multi-node group that loses a worker mid-canary gets it back
+// at the group's revision, with its own identity: name, hostname, labels
+// and the group env (leader address, group size, worker index) of that
+// worker, as the webhook composed it before.
+func TestPartitionHoldsMultiNode(t *testing.T) {
+	t.Parallel()
+	const groups = 2
+	ns := lifecycleNamespace(t, "e2e-holdmn")
+	rt := createRuntime(t, MakeRuntime(uniqueName("e2e-holdmn")).MultiNode(2).Obj())
+	createService(t, MakeService(ns, "mn").Runtime(rt.Name).MinMax(groups, groups).Replicas(groups).
+		Partition(intstr.FromInt32(1)).Obj())
+	names := []string{"mn-engine-0-0", "mn-engine-0-1", "mn-engine-0-2", "mn-engine-1-0", "mn-engine-1-1", "mn-engine-1-2"}
+	isvc := waitService(t, ns, "mn", "Ready=True with 2 groups", func(s *v1beta1.InferenceService) bool {
+		return serviceReady(s) && s.Status.Components[v1beta1.ComponentEngine].ReadyReplicas == groups
+	})
+	oldRev := isvc.Status.Components[v1beta1.ComponentEngine].Revision
+	before := waitPods(t, ns, "mn", "2 groups of 3 serving", podsNamed(names...))
+
+	updateRuntime(t, rt.Name, setRuntimeImage(e2eImageV2))
+	waitService(t, ns, "mn", "group 1 at the new revision, all Ready", rolloutDone(oldRev, groups, 1))
+
+	victim := podByName(before, "mn-engine-0-2")
+	require.NotNil(t, victim)
+	require.NoError(t, env.Kube.CoreV1().Pods(ns).Delete(ctxT(t, apiTimeout), victim.Name,
+		metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &victim.UID}}))
+	pods := waitPods(t, ns, "mn", "worker 2 of group 0 recreated, all serving", func(pods []corev1.Pod) bool {
+		p := podByName(pods, victim.Name)
+		return p != nil && p.UID != victim.UID && podsNamed(names...)(pods)
+	})
+	back := podByName(pods, victim.Name)
+	assert.Equal(t, oldRev, back.Annotations[v1beta1.AnnotationRevision], "the worker comes back at its group's revision")
+	assertSameComposition(t, victim, back)
+	assert.Equal(t, victim.Spec.Hostname, back.Spec.Hostname)
+	assert.Equal(t, victim.Spec.Subdomain, back.Spec.Subdomain)
+	for _, k := range []string{v1beta1.LabelRole, v1beta1.LabelWorkerIndex, "component", "leaderworkerset.sigs.k8s.io/worker-index"} {
+		assert.Equal(t, victim.Labels[k], back.Labels[k], "label %s", k)
+	}
+	for _, name := range names[:2] {
+		p, old := podByName(pods, name), podByName(before, name)
+		assert.Equal(t, old.UID, p.UID, "%s of the protected group is kept", name)
+	}
+}
