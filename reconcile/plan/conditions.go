@@ -92,11 +92,15 @@ func resolvedCondition(resolved bool, resolveError string) Condition {
 // roll within maxUnavailable RollingUpdate (both Ready: the component
 // serves), else Unschedulable, ContainersStuck, PodsFailing or
 // GroupsNotReady. Ready means serving: a component with desired groups and
-// none Ready is never Ready, whatever maxUnavailable allows.
+// none Ready is never Ready, whatever maxUnavailable allows; and a roll
+// that made no progress for its deadline (Stalled) no longer borrows
+// maxUnavailable: ProgressDeadlineExceeded.
 func readyReason(s Status) string {
 	switch {
 	case s.Unavailable == 0:
 		return ReasonAllGroupsReady
+	case s.Progressing == ProgressRollingUpdate && s.Unavailable <= s.MaxUnavailable && s.Ready > 0 && s.Stalled:
+		return ReasonProgressDeadlineExceeded
 	case s.Progressing == ProgressRollingUpdate && s.Unavailable <= s.MaxUnavailable && s.Ready > 0:
 		return ProgressRollingUpdate
 	case s.Unschedulable > 0:
@@ -111,7 +115,8 @@ func readyReason(s Status) string {
 
 // readyRank orders Ready reasons, worst first; the service takes the worst
 // of its components'.
-var readyRank = []string{ReasonUnschedulable, ReasonContainersStuck, ReasonPodsFailing, ReasonGroupsNotReady, ProgressRollingUpdate, ReasonAllGroupsReady}
+var readyRank = []string{ReasonUnschedulable, ReasonContainersStuck, ReasonPodsFailing, ReasonProgressDeadlineExceeded,
+	ReasonGroupsNotReady, ProgressRollingUpdate, ReasonAllGroupsReady}
 
 func readyCondition(cs []Status, resolved bool, resolveError string) Condition {
 	c := Condition{Type: v1beta1.ConditionReady, Status: ConditionFalse, Reason: ReasonNotResolved, Message: "no runtime is pinned yet"}
@@ -177,8 +182,11 @@ func progressingCondition(cs []Status) Condition {
 		}
 		return len(progressRank)
 	}
-	var parts []string
+	var parts, stalled []string
 	for _, s := range cs {
+		if s.Stalled {
+			stalled = append(stalled, stalledText(s))
+		}
 		if s.Progressing == "" {
 			continue
 		}
@@ -188,6 +196,10 @@ func progressingCondition(cs []Status) Condition {
 		parts = append(parts, progressText(s))
 	}
 	c.Message = strings.Join(parts, "; ")
+	if len(stalled) > 0 {
+		// Rule 9: what does not move for its deadline is not progressing.
+		c.Status, c.Reason, c.Message = ConditionFalse, ReasonProgressDeadlineExceeded, strings.Join(stalled, "; ")
+	}
 	return c
 }
 
@@ -234,6 +246,14 @@ func degradedCondition(cs []Status, resolveError string) Condition {
 				c.Status, c.Reason = ConditionTrue, ReasonUnschedulable
 			}
 			parts = append(parts, fmt.Sprintf("%s: %s unschedulable: %s", s.Component, plural(s.Unschedulable, "group"), s.UnschedulableMessage))
+		}
+	}
+	if c.Status == ConditionFalse {
+		for _, s := range cs {
+			if s.Stalled {
+				c.Status, c.Reason = ConditionTrue, ReasonProgressDeadlineExceeded
+				parts = append(parts, stalledText(s))
+			}
 		}
 	}
 	c.Message = strings.Join(parts, "; ")

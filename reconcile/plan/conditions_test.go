@@ -19,6 +19,9 @@ func TestConditions(t *testing.T) {
 	pull := `container ome-container ImagePullBackOff: Back-off pulling image "ghcr.io/x/engine:1"`
 	waiting := Status{Component: "engine", Desired: 1, MaxUnavailable: 1, Replicas: 1, Ready: 0, Updated: 1, Unavailable: 1,
 		Stuck: 1, StuckMessage: pull, Progressing: ProgressStarting}
+	stalledRoll, stalledStart := rolling, stuck
+	stalledRoll.Stalled, stalledRoll.ProgressDeadline = true, DefaultProgressDeadline
+	stalledStart.Stalled, stalledStart.ProgressDeadline = true, DefaultProgressDeadline
 	cond := func(typ, status, reason, msg string) Condition { return Condition{typ, status, reason, msg} }
 	resolved := cond("Resolved", "True", "Resolved", "runtime pinned")
 	cases := []struct {
@@ -82,6 +85,18 @@ func TestConditions(t *testing.T) {
 			cond("Progressing", "False", "AllGroupsReady", ""),
 			cond("Degraded", "True", "PinUnresolvable", "no runtime serves format onnx"),
 		}},
+		{name: "a roll stalled past its deadline is not Ready, although the old groups serve", components: []Status{stalledRoll, router}, resolved: true, want: []Condition{
+			resolved,
+			cond("Ready", "False", "ProgressDeadlineExceeded", "engine: 3/4 groups ready; router: 1/1 groups ready"),
+			cond("Progressing", "False", "ProgressDeadlineExceeded", "engine: rolling update, 1/4 groups updated, 3/4 ready (no progress for 10m0s, progressDeadlineSeconds)"),
+			cond("Degraded", "True", "ProgressDeadlineExceeded", "engine: rolling update, 1/4 groups updated, 3/4 ready (no progress for 10m0s, progressDeadlineSeconds)"),
+		}},
+		{name: "a stalled start says what is wrong in Ready and Degraded", components: []Status{stalledStart}, resolved: true, want: []Condition{
+			resolved,
+			cond("Ready", "False", "Unschedulable", "engine: 2/4 groups ready; 1 unschedulable: "+gpu),
+			cond("Progressing", "False", "ProgressDeadlineExceeded", "engine: 2/4 groups ready (no progress for 10m0s, progressDeadlineSeconds)"),
+			cond("Degraded", "True", "Unschedulable", "engine: 1 group unschedulable: "+gpu),
+		}},
 		{name: "not pinned yet", resolved: false, want: []Condition{
 			cond("Resolved", "False", "NotResolved", "no runtime is pinned yet"),
 			cond("Ready", "False", "NotResolved", "no runtime is pinned yet"),
@@ -102,6 +117,41 @@ func TestReadyColumn(t *testing.T) {
 		{Component: "engine", Desired: 4, Ready: 3},
 		{Component: "router", Desired: 2, Ready: 5}, // scaling down: the extra Ready groups do not count
 	}))
+}
+
+// The READY column agrees with the Ready condition: Ready=True only while
+// every component has a Ready group and no more than maxUnavailable of
+// its desired groups are not; AllGroupsReady exactly when the column is
+// full.
+func TestReadyColumnAgreesWithReady(t *testing.T) {
+	var cases [][]Status
+	for _, prog := range []string{"", ProgressRollingUpdate, ProgressScaling, ProgressRecovering, ProgressStarting} {
+		for _, stalled := range []bool{false, true} {
+			for desired := int32(1); desired <= 3; desired++ {
+				for ready := int32(0); ready <= desired; ready++ {
+					s := Status{Component: "engine", Desired: desired, MaxUnavailable: 1, Replicas: desired, Ready: ready,
+						Unavailable: desired - ready, Progressing: prog, Stalled: stalled && prog != ""}
+					r := Status{Component: "router", Desired: 1, MaxUnavailable: 1, Replicas: 1, Ready: ready % 2, Unavailable: 1 - ready%2}
+					cases = append(cases, []Status{s}, []Status{s, r})
+				}
+			}
+		}
+	}
+	for _, cs := range cases {
+		ready := Conditions(cs, true, "")[1]
+		var n, want int32
+		for _, s := range cs {
+			n, want = n+min(s.Ready, s.Desired), want+s.Desired
+			if ready.Status == ConditionTrue {
+				assert.Positive(t, s.Ready, "%+v: Ready=True with a component without a Ready group", cs)
+				assert.GreaterOrEqual(t, s.Ready, s.Desired-s.MaxUnavailable, "%+v", cs)
+				if s.Stalled {
+					assert.Equal(t, s.Desired, s.Ready, "%+v: Ready=True while stalled", cs)
+				}
+			}
+		}
+		assert.Equal(t, ready.Reason == ReasonAllGroupsReady, n == want, "%+v: %s and column %s", cs, ready.Reason, ReadyColumn(cs))
+	}
 }
 
 func TestConditionsFromNext(t *testing.T) {

@@ -7,8 +7,10 @@
 //
 // It imports no client-go and does no I/O. The caller turns the Step into
 // API calls (creates under deterministic names, where AlreadyExists is
-// success; deletes with a UID precondition), records its Events, writes
-// its Status, keeps Step.Backoff for the next call and calls Next again on
+// success only for the service's own pod; deletes with a UID
+// precondition), records its Events, writes its Status (after
+// TrackProgress, rule 9), keeps Step.Backoff and the Progress memory for
+// the next call and calls Next again on
 // any pod change of the component, or after Step.Requeue. Conditions turns
 // the Status of every component into the service's conditions.
 //
@@ -86,7 +88,11 @@
 //     unknown role, a worker beyond the shape) or a second live pod of one
 //     identity (a Ready one stays, else the first by name) is extra and
 //     deleted. Terminating pods are never deleted again; they hold their
-//     slot and their ordinal until they are gone.
+//     slot and their ordinal until they are gone. So do Foreign pods: pods
+//     at a name the component uses that the service does not control (an
+//     orphan of kubectl delete --cascade=orphan, someone else's; the
+//     caller passes them so marked): never deleted, counted, adopted or
+//     created over.
 //  2. Scale up. While fewer groups are live than Replicas, the lowest
 //     ordinals without a live group are filled; a surviving higher
 //     ordinal counts toward Replicas, so holes are allowed (Kthena). All
@@ -95,7 +101,8 @@
 //     skipped: nothing is created in an occupied slot, and Next requeues
 //     after WaitRequeue.
 //  3. Missing pods, and partitions hold. A pod missing from a live group
-//     is created again, under every policy, once its slot is free, at its
+//     is created again (under ServingGroupRecreate a multi-pod group is
+//     recreated whole instead, rule 6), once its slot is free, at its
 //     group's revision: the current one, or for a group below the
 //     partition whose live pods are all at one other revision, that
 //     revision when the caller recorded its templates (Spec.Recorded;
@@ -131,8 +138,13 @@
 //     backoff allows: ServingGroupRecreate deletes the whole group (rule 2
 //     recreates it); RoleRecreate (the default) deletes the failing pods
 //     (rule 3 recreates them); None deletes only terminal pods and leaves
-//     restarts to the kubelet. A group another rule deleted or changed in
-//     the same step is not also recovered. The first recovery of a group
+//     restarts to the kubelet. Under ServingGroupRecreate a multi-pod group
+//     is also recreated whole when a pod of it is missing (deleted,
+//     evicted; while its backoff runs it stays incomplete) or restarted,
+//     even if Ready again (LeaderWorkerSet's RecreateGroupOnPodRestart: a
+//     restarted member broke the group's collective); a Ready group so
+//     recreated uses the allowance of rule 5. A group another rule
+//     deleted or changed in the same step is not also recovered. The first recovery of a group
 //     is immediate; after the n-th in a row the next waits
 //     Delay(n) = min(BackoffBase·2^(n-1), BackoffMax), by default 10s,
 //     20s, 40s ... 5m (RBG's formula). Pods created in a group carry its
@@ -151,20 +163,35 @@
 //     role and worker index), e.g. "0/19 nodes are available: 19
 //     Insufficient nvidia.com/gpu", for the Ready and Degraded
 //     conditions.
+//  9. Progress deadline (progress.go; TrackProgress, after Next, with the
+//     caller's Progress memory as for Backoff). While a component is not
+//     at rest it must make progress within its deadline
+//     (spec.progressDeadlineSeconds, default 600s, as a Deployment's):
+//     one outdated group fewer, one more Available group (Ready, at the
+//     current revision, recovery count 0: a crash-looping group Ready for
+//     a moment is not progress), one excess group fewer, or a new target
+//     (revision or Replicas). Marks only count when they pass the best
+//     seen since the last progress, so flapping is not progress. Past the
+//     deadline the Status is Stalled until progress is made; TrackProgress
+//     asks to be called when the deadline would pass.
 //
 // # Status and conditions
 //
-// Status counts live (Replicas), Ready, updated and outdated groups and
-// the unavailable desired ones, lists failing groups, and names what the
-// component is doing in Progressing: RollingUpdate (outdated groups at or
+// Status counts live (Replicas), Ready, updated and outdated groups, the
+// unavailable desired ones and the Available ones (rule 9), lists failing
+// groups, and names what the component is doing in Progressing: RollingUpdate (outdated groups at or
 // above the partition remain), Scaling (live groups differ from Replicas),
 // Recovering (groups are failing), Starting (anything else in flight), or
 // "" at rest. Conditions gives Ready True when every desired group is
 // Ready, or during a roll while no more than MaxUnavailable are not and
-// at least one is (Ready means serving);
-// otherwise False with Unschedulable, ContainersStuck, PodsFailing or
-// GroupsNotReady. Degraded is True for a pin that no longer resolves,
-// failing groups, unschedulable pods or stuck containers. A container is
+// at least one is (Ready means serving), unless the roll is Stalled;
+// otherwise False with Unschedulable, ContainersStuck, PodsFailing,
+// ProgressDeadlineExceeded (a stalled roll) or GroupsNotReady; the
+// service takes its worst component's. Progressing is False with
+// ProgressDeadlineExceeded while any component is Stalled, naming them
+// and the deadline. Degraded is True for a pin that no longer resolves,
+// failing groups, unschedulable pods or stuck containers, else for a
+// Stalled component (ProgressDeadlineExceeded). A container is
 // stuck when the kubelet waits with a reason that waiting does not
 // resolve (ErrImagePull, ImagePullBackOff, ErrImageNeverPull,
 // InvalidImageName, CreateContainer(Config)Error, RunContainerError): the

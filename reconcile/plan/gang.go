@@ -180,7 +180,7 @@ func GangLiveAfter(pods []Pod, step Step) GangLive {
 		}
 	}
 	for _, p := range pods {
-		if p.Terminating || deleted[p.UID] || p.Group < 0 || p.Phase == corev1.PodFailed || p.Phase == corev1.PodSucceeded {
+		if p.Terminating || p.Foreign || deleted[p.UID] || p.Group < 0 || p.Phase == corev1.PodFailed || p.Phase == corev1.PodSucceeded {
 			continue
 		}
 		count(p.Group, p.Role)

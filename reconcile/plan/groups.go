@@ -121,7 +121,7 @@ func observe(spec Spec, pods []Pod) *view {
 			v.occupied[podIdent(p).slot()] = true
 		}
 		switch {
-		case p.Terminating:
+		case p.Terminating || p.Foreign:
 			if p.Group >= 0 {
 				v.group(p.Group) // its ordinal is taken until it is gone
 			}

@@ -17,6 +17,7 @@ func Next(spec Spec, pods []Pod, memory Backoff, now time.Time) Step {
 	p.scaleDown()                            // rule 4
 	p.roll()                                 // rule 5
 	p.replaceIncomplete()                    // rule 3
+	p.recreateIncomplete()                   // rule 6 (ServingGroupRecreate)
 	p.recoverFailures()                      // rule 6
 	p.completeGroups()                       // rule 3
 	p.scaleUp()                              // rule 2
@@ -76,7 +77,7 @@ func (p *planner) requeue(d time.Duration) {
 // deleted in this step (no pod is deleted twice).
 func (p *planner) deletePod(i int, reason string) {
 	pod := p.pods[i]
-	if pod.Terminating || p.deleted[i] {
+	if pod.Terminating || pod.Foreign || p.deleted[i] {
 		return
 	}
 	p.deleted[i] = true

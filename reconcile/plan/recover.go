@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/berthdev/berth/api/v1beta1"
@@ -62,6 +63,15 @@ func (p *planner) recoverFailures() {
 		if len(due) == 0 || !p.backoffAllows(g) {
 			continue
 		}
+		if g.ready {
+			// Only a restarted member that is Ready again makes a Ready
+			// group due (ServingGroupRecreate): recreating it costs
+			// availability, so it waits for the allowance (rule 5).
+			if p.allowance <= 0 {
+				continue
+			}
+			p.allowance--
+		}
 		r := p.backoff[g.ordinal]
 		r.Count++
 		r.Last = p.now
@@ -70,11 +80,51 @@ func (p *planner) recoverFailures() {
 	}
 }
 
-// actsOn reports whether the policy recovers this pod: a failing pod, or
-// under None only a terminal one.
-func (p *planner) actsOn(pod Pod) bool {
-	if p.spec.Recovery == v1beta1.RecoveryNone {
+// recreateIncomplete applies rule 6 to missing pods: under
+// ServingGroupRecreate a multi-pod group that lost a pod (deleted,
+// evicted) is recreated whole, as LeaderWorkerSet's
+// RecreateGroupOnPodRestart does, not completed pod by pod: its
+// collective lost a member. It counts as a recovery; while the group's
+// backoff runs it stays incomplete.
+func (p *planner) recreateIncomplete() {
+	if p.spec.Recovery != v1beta1.ServingGroupRecreate {
+		return
+	}
+	for _, g := range p.liveGroups() {
+		if p.touched[g.ordinal] || !g.shape.multi || !p.hasAbsent(g) {
+			continue
+		}
+		p.touched[g.ordinal] = true // never completed pod by pod (rule 3)
+		if !p.backoffAllows(g) {
+			continue
+		}
+		r := p.backoff[g.ordinal]
+		r.Count++
+		r.Last = p.now
+		p.backoff[g.ordinal] = r
+		var names []string
+		for _, id := range g.missing {
+			names = append(names, describe(id))
+		}
+		p.deleteGroup(g, ReasonRecreatingGroup)
+		p.event(EventWarning, ReasonRecreatingGroup, "%s: group %d: %s missing; recreating the group",
+			p.spec.Component, g.ordinal, strings.Join(names, ", "))
+		p.event(EventWarning, ReasonBackOff, "%s: group %d failed %s in a row; next recreate in %s",
+			p.spec.Component, g.ordinal, plural(r.Count, "time"), Delay(r.Count, p.spec.BackoffBase, p.spec.BackoffMax))
+	}
+}
+
+// actsOn reports whether the policy recovers this pod of g: a failing
+// pod, or under None only a terminal one; under ServingGroupRecreate, in
+// a multi-pod group, also a pod that restarted, even if Ready again
+// (LeaderWorkerSet's RecreateGroupOnPodRestart: a restarted member broke
+// the group's collective).
+func (p *planner) actsOn(g *group, pod Pod) bool {
+	switch p.spec.Recovery {
+	case v1beta1.RecoveryNone:
 		return terminal(pod)
+	case v1beta1.ServingGroupRecreate:
+		return failing(pod) || (g.shape.multi && g.shape.workers > 0 && pod.Restarts > 0)
 	}
 	return failing(pod)
 }
@@ -85,7 +135,7 @@ func (p *planner) dueFailures(g *group) []int {
 	var due []int
 	for _, i := range g.members {
 		pod := p.pods[i]
-		if !p.actsOn(pod) {
+		if !p.actsOn(g, pod) {
 			continue
 		}
 		if !pod.FailingSince.IsZero() {

@@ -14,14 +14,16 @@ type ruleCase struct {
 	name string
 	spec Spec
 	pods []Pod
-	want actions
+	// memory is the backoff memory passed in (nil: none)
+	memory Backoff
+	want   actions
 }
 
 func runRuleCases(t *testing.T, cases []ruleCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Next(tc.spec, tc.pods, nil, t0)
+			got := Next(tc.spec, tc.pods, tc.memory, t0)
 			assert.Equal(t, tc.want, actionsOf(got))
 		})
 	}
@@ -99,7 +101,22 @@ func TestRule2ScaleUp(t *testing.T) {
 
 func TestRule3MissingPods(t *testing.T) {
 	g0 := mnGroup(0, 2, "old")
-	for _, pol := range []v1beta1.RecoveryPolicy{v1beta1.ServingGroupRecreate, v1beta1.RoleRecreate, v1beta1.RecoveryNone} {
+	cur := mnGroup(0, 2, "new")
+	runRuleCases(t, []ruleCase{
+		{name: "ServingGroupRecreate: a deleted worker recreates the whole group (rule 6)",
+			spec: mkSpec(1, multi(2), policy(v1beta1.ServingGroupRecreate)), pods: cur[:2],
+			want: actions{Delete: dels(cur[:2], ReasonRecreatingGroup)}},
+		{name: "ServingGroupRecreate: a deleted leader recreates the whole group (rule 6)",
+			spec: mkSpec(1, multi(2), policy(v1beta1.ServingGroupRecreate)), pods: cur[1:],
+			want: actions{Delete: dels(cur[1:], ReasonRecreatingGroup)}},
+		{name: "ServingGroupRecreate: while the group's backoff runs it stays incomplete",
+			spec: mkSpec(1, multi(2), policy(v1beta1.ServingGroupRecreate)), pods: cur[:2], memory: Backoff{0: {Count: 1, Last: t0}},
+			want: actions{Requeue: DefaultBackoffBase}},
+		{name: "ServingGroupRecreate: a single-pod group is simply created again",
+			spec: mkSpec(2, policy(v1beta1.ServingGroupRecreate)), pods: singles(1, "new"),
+			want: actions{Create: []PodID{cr(1, "", 0)}}},
+	})
+	for _, pol := range []v1beta1.RecoveryPolicy{v1beta1.RoleRecreate, v1beta1.RecoveryNone} {
 		runRuleCases(t, []ruleCase{
 			{name: string(pol) + ": a deleted worker is created again",
 				spec: mkSpec(1, multi(2), policy(pol)), pods: mnGroup(0, 2, "new")[:2],
@@ -217,7 +234,7 @@ func TestStatusCounts(t *testing.T) {
 	st := Next(mkSpec(4, multi(1), policy(v1beta1.RecoveryNone)), pods, nil, t0).Status
 	assert.Equal(t, Status{
 		Component: "engine", Desired: 4, MaxUnavailable: 1,
-		Replicas: 4, Ready: 2, Updated: 3, Outdated: 1, Unavailable: 2,
+		Replicas: 4, Ready: 2, Updated: 3, Outdated: 1, Unavailable: 2, Available: 1,
 		Progressing: ProgressRollingUpdate,
 		Failing:     []Failure{{Group: 4, Pod: "e-4", Reason: "CrashLoopBackOff", Restarts: 2}},
 	}, st)

@@ -55,6 +55,11 @@ type sim struct {
 	maxUnavail int32              // most desired groups seen unavailable
 	events     []Event
 	steps      int
+	// rule 9: the component's progress memory and deadline (0: the
+	// default), and the test's own account of progress.
+	progress Progress
+	deadline time.Duration
+	oracle   progressOracle
 }
 
 func newSim(t *testing.T, spec Spec) *sim {
@@ -151,8 +156,10 @@ func (s *sim) step() Step {
 	u0 := s.unavailable(before)
 	s.maxUnavail = max(s.maxUnavail, u0)
 	st := Next(s.spec, s.observe(), s.memory, s.now)
+	s.progress, st.Status, _ = TrackProgress(s.progress, st.Status, s.spec.Revision, s.deadline, s.now)
 	s.checkStep(st)
 	s.checkReady(st, before)
+	s.checkProgress(st, before)
 	deleted := map[string]bool{}
 	for _, d := range st.Delete {
 		deleted[d.Name] = true
@@ -500,18 +507,31 @@ func TestSimScaling(t *testing.T) {
 	})
 }
 
+// A worker deleted from outside: RoleRecreate and None create the worker
+// again; ServingGroupRecreate recreates the whole group (rule 6), counted
+// as a recovery.
 func TestSimWorkerDeletedExternally(t *testing.T) {
-	for _, pol := range []v1beta1.RecoveryPolicy{v1beta1.ServingGroupRecreate, v1beta1.RoleRecreate, v1beta1.RecoveryNone} {
-		t.Run(string(pol), func(t *testing.T) {
-			s := newSim(t, mkSpec(3, multi(2), policy(pol)))
+	cases := []struct {
+		pol       v1beta1.RecoveryPolicy
+		deletedBy map[int32][]string
+		stamps    map[int32][]int32
+	}{
+		{v1beta1.ServingGroupRecreate, map[int32][]string{1: {ReasonRecreatingGroup + "@2"}}, map[int32][]int32{1: {1, 1, 1}}},
+		{v1beta1.RoleRecreate, map[int32][]string{}, map[int32][]int32{1: {0}}},
+		{v1beta1.RecoveryNone, map[int32][]string{}, map[int32][]int32{1: {0}}},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.pol), func(t *testing.T) {
+			s := newSim(t, mkSpec(3, multi(2), policy(tc.pol)))
 			s.run(20)
 			s.reset()
+			s.tick = 0
 			i := slices.IndexFunc(s.pods, func(p *simPod) bool { return p.Group == 1 && p.Worker == 2 })
 			s.pods[i].Terminating, s.pods[i].deletedAt = true, s.tick
 			s.hurt[1] = true
 			s.run(20)
-			assert.Empty(t, s.deletedBy, "nothing is deleted in response")
-			assert.Equal(t, map[int32][]int32{1: {0}}, s.stamps, "only the worker is created again")
+			assert.Equal(t, tc.deletedBy, s.deletedBy, "what is deleted in response")
+			assert.Equal(t, tc.stamps, s.stamps, "what is created again, with its recovery count")
 		})
 	}
 }

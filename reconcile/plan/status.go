@@ -21,6 +21,9 @@ func (p *planner) status() Status {
 			rolling = rolling || o >= p.partition
 		} else {
 			s.Updated++
+			if g.ready && p.backoff[o].Count == 0 {
+				s.Available++
+			}
 		}
 		if f, ok := p.failure(g); ok {
 			s.Failing = append(s.Failing, f)

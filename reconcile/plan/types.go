@@ -92,6 +92,11 @@ type Pod struct {
 	ReadySince time.Time
 	// Terminating: deletionTimestamp is set.
 	Terminating bool
+	// Foreign: a pod of the name the component uses for its identity that
+	// the service does not control (an orphan, someone else's). It holds
+	// its slot like a terminating pod, and is never deleted, counted or
+	// adopted: nothing is created in its place while it is there.
+	Foreign bool
 	// Restarts is the sum of its containers' restart counts.
 	Restarts int32
 	// FailingSince is when the pod became Failed or, while restarting, not
@@ -191,6 +196,15 @@ type Status struct {
 	Replicas, Ready, Updated, Outdated int32
 	// Unavailable is Desired minus the Ready groups, at least 0.
 	Unavailable int32
+	// Available counts Ready groups at Spec.Revision that are not in a
+	// failure streak (rule 6's count is 0): what rule 9 measures progress
+	// on, so a crash-looping group that is Ready for a moment is not
+	// progress.
+	Available int32
+	// Stalled: the component made no progress for ProgressDeadline (rule
+	// 9). TrackProgress sets both; Next leaves them zero.
+	Stalled          bool
+	ProgressDeadline time.Duration
 	// Unschedulable counts groups with an unschedulable pod;
 	// UnschedulableMessage is the scheduler's message for the first one.
 	Unschedulable        int32
