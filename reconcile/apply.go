@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,15 +82,14 @@ func (c *Controller) createPod(ctx context.Context, key string, isvc *v1beta1.In
 	case err == nil:
 		return nil
 	case apierrors.IsAlreadyExists(err):
-		c.exp.Created(key, pod.Name) // deterministic names: it is there already
-		return nil
+		c.exp.Created(key, pod.Name) // deterministic names: it is there already, ours or not
+		return c.podNameConflict(ctx, key, isvc, t, p, pod.Name)
 	default:
 		c.exp.Created(key, pod.Name) // will never be observed
-		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || isAdmissionDenial(err) {
-			// The webhook or a quota refused it: say so on the service.
-			c.recorder.Eventf(isvc, corev1.EventTypeWarning, "FailedCreate", "creating pod %s: %v", pod.Name, err)
-		}
-		return fmt.Errorf("create pod %s/%s: %w", isvc.Namespace, pod.Name, err)
+		// A refusal reaches the service's status (Degraded FailedCreate,
+		// one event per change of reason: problems.go), not an event per
+		// attempt.
+		return wrapWrite("creating", "pod", pod.Name, err)
 	}
 }
 
@@ -108,14 +106,6 @@ func (c *Controller) deletePod(ctx context.Context, key, namespace string, d pla
 		return nil
 	default:
 		c.exp.Deleted(key, d.UID)
-		return fmt.Errorf("delete pod %s/%s: %w", namespace, d.Name, err)
+		return wrapWrite("deleting", "pod", d.Name, err)
 	}
-}
-
-func isAdmissionDenial(err error) bool {
-	var st apierrors.APIStatus
-	if errors.As(err, &st) {
-		return st.Status().Reason == metav1.StatusReasonBadRequest || st.Status().Code == 422
-	}
-	return false
 }

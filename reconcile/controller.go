@@ -32,6 +32,7 @@ import (
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/reconcile/plan"
 )
 
 // Options tune the controller. Zero values are the defaults.
@@ -111,9 +112,14 @@ type Controller struct {
 	// nudgedAt: when this process last nudged an unpinned service (renudge)
 	nudgedAt map[string]time.Time
 	clamped  map[string]int32 // "<key>/<component>" → replicas last warned about
-	gang     *gangs           // nil without Options.Dynamic
-	acc      *accelSync       // nil without Options.Accelerators; accErr: its wiring failed
-	accErr   error
+	// progress: the planner's rule 9 memory, by service key and component
+	progress map[string]map[string]plan.Progress
+	// foreign: unlabelled pods holding a name a service uses, by service
+	// key and pod name (problems.go)
+	foreign map[string]map[string]foreignPod
+	gang    *gangs     // nil without Options.Dynamic
+	acc     *accelSync // nil without Options.Accelerators; accErr: its wiring failed
+	accErr  error
 }
 
 // managedSelector selects what the controller owns: objects carrying the
@@ -141,7 +147,8 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 		opts.CoschedulingScheduler = DefaultCoschedulingScheduler
 	}
 	c := &Controller{kube: kube, berth: berth, opts: opts, log: opts.Log, m: opts.Metrics, now: opts.Now,
-		backoff: map[string]backoffMemory{}, clamped: map[string]int32{}, nudgedAt: map[string]time.Time{}, mopts: opts.Models.withDefaults()}
+		backoff: map[string]backoffMemory{}, clamped: map[string]int32{}, progress: map[string]map[string]plan.Progress{},
+		foreign: map[string]map[string]foreignPod{}, nudgedAt: map[string]time.Time{}, mopts: opts.Models.withDefaults()}
 	c.kubeInformers = kubeinformers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, kubeinformers.WithTweakListOptions(managedSelector))
 	c.berthInformers = berthinformers.NewSharedInformerFactory(berth, opts.Resync)
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(

@@ -120,13 +120,34 @@
 //  4. Per component: merge.Revision of the pinned inputs (the same inputs
 //     the pod webhook uses), its record (revisions.go, below), the
 //     planner's next step, applied: deletes with UID preconditions, creates
-//     with deterministic names (AlreadyExists is success), events.
+//     with deterministic names, events. A labelled pod at one of those
+//     names that the service does not control (an orphan of kubectl delete
+//     --cascade=orphan, someone else's) is given to the planner as
+//     Foreign: never adopted, counted, deleted or created over. A create
+//     refused as AlreadyExists is success only when a GET shows the pod is
+//     the service's; else the pod is remembered as Foreign and looked at
+//     again (one GET) every 30s until it is gone. Every component's step
+//     is applied even when a write of another failed.
 //  5. Pods of components the service no longer has are deleted; running
 //     pods missing OME's selector labels get them (no roll).
 //  6. Services and the HPA are created or updated only when a field berth
 //     owns differs. (The router's account is ensured before step 4.)
 //  7. Status is written only when it changed; a condition that changes its
-//     reason becomes one event.
+//     reason becomes one event. What the sync met that a person must fix
+//     comes first in it (problems.go): Degraded=True, and Ready (when
+//     False) with the same reason, NameConflict for a pod, Service or HPA
+//     of a name the service uses that it does not control (listed by
+//     kind, name and controller; the service looks again every 30s),
+//     FailedCreate or FailedUpdate for a write the apiserver refused with
+//     a 4xx other than not found, conflict, already exists and throttling,
+//     quoting it (the sync still fails and is retried with the queue's
+//     backoff; a ResourceQuota's refusal is QuotaExceeded instead). No
+//     event per attempt: one per change of reason.
+//  8. The progress deadline (the planner's rule 9): the progress memory
+//     is kept per service and component like the backoff; a memory lost
+//     with a restart is seeded from the service's Progressing condition,
+//     so a component it said was stalled stays so until it progresses.
+//     The service is requeued for the moment the deadline would pass.
 //
 // # Runtimes that tie after the fact
 //

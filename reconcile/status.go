@@ -21,7 +21,8 @@ import (
 // With unres set, the decision does not resolve: the Resolved and Degraded
 // conditions say why, and the group counts keep their last values (pods are
 // left running).
-func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology, results []componentResult, dec *decision, unres *unresolved, gang *gangPlan) v1beta1.InferenceServiceStatus {
+func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology, results []componentResult, dec *decision,
+	unres *unresolved, gang *gangPlan, probs *syncProblems) v1beta1.InferenceServiceStatus {
 	st := *isvc.Status.DeepCopy()
 	st.ObservedGeneration = isvc.Generation
 	if ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]; ref != "" {
@@ -60,6 +61,9 @@ func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopolog
 		case unres != nil && (c.Type == v1beta1.ConditionResolved || c.Type == v1beta1.ConditionDegraded ||
 			c.Type == v1beta1.ConditionReady && waitingReason(unres.reason)):
 			mc.Reason = unres.reason // the precise reason: which pin, and how
+			if c.Type == v1beta1.ConditionDegraded {
+				mc.Reason = degradedReason(unres.reason)
+			}
 		case c.Type == v1beta1.ConditionResolved && dec != nil:
 			mc.Message = resolvedMessage(isvc, dec)
 		case c.Type == v1beta1.ConditionDegraded && dec != nil && dec.disabled != "" && c.Status == plan.ConditionFalse:
@@ -69,6 +73,9 @@ func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopolog
 		}
 		meta.SetStatusCondition(&st.Conditions, mc)
 	}
+	if unres == nil {
+		setProblems(&st, probs, isvc.Generation)
+	}
 	if unres == nil && results != nil {
 		setGangCondition(&st, gang) // else the last word on the gang stands
 	}
@@ -76,6 +83,27 @@ func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopolog
 }
 
 func revisionOf(r componentResult) string { return r.revision }
+
+// setProblems lays what the sync met that a person must fix (a name
+// conflict, a refused write) over the conditions: Degraded=True with its
+// reason and the apiserver's words, ahead of what the groups say; Ready,
+// when False, takes the same reason, so `kubectl get isvc` shows it.
+func setProblems(st *v1beta1.InferenceServiceStatus, probs *syncProblems, generation int64) {
+	reason, msg, ok := probs.condition()
+	if !ok {
+		return
+	}
+	deg := metav1.Condition{Type: v1beta1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: generation}
+	if old := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionDegraded); old != nil && old.Status == metav1.ConditionTrue && old.Message != "" {
+		deg.Message += "; " + old.Message
+	}
+	meta.SetStatusCondition(&st.Conditions, deg)
+	if r := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionReady); r != nil && r.Status != metav1.ConditionTrue {
+		ready := *r
+		ready.Reason, ready.Message = reason, r.Message+"; "+msg
+		meta.SetStatusCondition(&st.Conditions, ready)
+	}
+}
 
 // waitingNote is the Degraded=False message of a waiting service.
 func waitingNote(reason string) string {
@@ -111,8 +139,8 @@ func resolvedMessage(isvc *v1beta1.InferenceService, dec *decision) string {
 // scheduler's or kubelet's word reaches `kubectl describe` once, not on
 // every sync.
 func (c *Controller) writeStatus(ctx context.Context, isvc *v1beta1.InferenceService, topo []merge.ComponentTopology,
-	results []componentResult, dec *decision, unres *unresolved, pods []*corev1.Pod, gang *gangPlan) error {
-	want := desiredStatus(isvc, topo, results, dec, unres, gang)
+	results []componentResult, dec *decision, unres *unresolved, pods []*corev1.Pod, gang *gangPlan, probs *syncProblems) error {
+	want := desiredStatus(isvc, topo, results, dec, unres, gang, probs)
 	c.recordMetrics(isvc, results)
 	c.servingPolicyConditions(isvc, &want)
 	return c.putStatus(ctx, isvc, want)
@@ -155,7 +183,8 @@ func (c *Controller) conditionEvents(isvc *v1beta1.InferenceService, old, cur []
 			}
 		case n.Type == v1beta1.ConditionDegraded && n.Status == metav1.ConditionTrue,
 			n.Type == v1beta1.ConditionResolved && n.Status == metav1.ConditionFalse,
-			n.Type == v1beta1.ConditionReady && (n.Reason == plan.ReasonUnschedulable || n.Reason == plan.ReasonPodsFailing):
+			n.Type == v1beta1.ConditionReady && (n.Reason == plan.ReasonUnschedulable || n.Reason == plan.ReasonPodsFailing),
+			n.Reason == plan.ReasonProgressDeadlineExceeded:
 			c.recorder.Event(isvc, corev1.EventTypeWarning, n.Reason, n.Message)
 		case n.Type == v1beta1.ConditionReady && n.Status == metav1.ConditionTrue && (o == nil || o.Status != n.Status):
 			c.recorder.Event(isvc, corev1.EventTypeNormal, n.Reason, n.Message)

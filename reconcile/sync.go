@@ -69,11 +69,11 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, nil // the informer events of our own writes requeue the service
 	}
 	isvc = isvc.DeepCopy()
-	pods, err := c.pods.Pods(ns).List(labels.SelectorFromSet(labels.Set{v1beta1.LabelInferenceService: name}))
+	all, err := c.pods.Pods(ns).List(labels.SelectorFromSet(labels.Set{v1beta1.LabelInferenceService: name}))
 	if err != nil {
 		return 0, err
 	}
-	pods = slices.DeleteFunc(pods, func(p *corev1.Pod) bool { return !isOwnedPod(p, isvc) })
+	pods, foreign := foreignPods(all, isvc) // only pods it controls are managed
 
 	wait, nudged, requeue, err := c.waitForReferences(ctx, isvc)
 	if err != nil {
@@ -83,34 +83,64 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return renudgeDelay, nil // look again: renudge if the webhook could not decide yet
 	}
 	if wait != nil {
-		return requeue, c.writeStatus(ctx, isvc, nil, nil, nil, wait, pods, nil)
+		return requeue, c.writeStatus(ctx, isvc, nil, nil, nil, wait, pods, nil, nil)
 	}
 	dec, unres := c.resolve(isvc)
 	if unres != nil {
-		return requeue, c.writeStatus(ctx, isvc, nil, nil, dec, unres, pods, nil) // requeue: renudge's next look
+		return requeue, c.writeStatus(ctx, isvc, nil, nil, dec, unres, pods, nil, nil) // requeue: renudge's next look
 	}
 	topo := merge.Topology(isvc, dec.runtime)
 	if dec.router, err = c.syncRouterRBAC(ctx, isvc, topo); err != nil {
 		return 0, err
 	}
-	results, gang, err := c.syncComponents(ctx, key, isvc, dec, topo, pods)
+	probs := &syncProblems{}
+	lookAgain := c.recallForeign(ctx, key, isvc, foreign, probs)
+	reportForeign(probs, topo, foreign, all)
+	results, gang, err := c.syncComponents(ctx, key, isvc, dec, topo, pods, foreign)
 	var ce *composeError
 	if errors.As(err, &ce) {
 		// Retrying cannot help until the service, runtime or a profile
 		// changes, and each change requeues the service.
 		u := &unresolved{ReasonCannotCompose, fmt.Sprintf("InferenceService %s/%s: pods of %s cannot be composed from the pinned decision: %v", ns, name, ce.component, ce.err)}
-		return 0, c.writeStatus(ctx, isvc, nil, nil, dec, u, pods, nil)
+		return 0, c.writeStatus(ctx, isvc, nil, nil, dec, u, pods, nil, nil)
 	}
-	if err != nil {
-		return 0, err
+	if _, quota := quotaDenial(err); quota || (err != nil && results == nil) {
+		return 0, err // a quota's refusal: QuotaExceeded (quotaRetry)
 	}
-	var errs []error
+	return c.finishSync(ctx, key, isvc, dec, topo, results, gang, pods, probs, lookAgain, err)
+}
+
+// finishSync is the rest of a sync once the components' steps were
+// applied (applyErr: the writes that failed): stray pods, labels, the
+// Services and the HPA, then the status, which says what the sync met
+// that a person must fix (Degraded NameConflict, FailedCreate,
+// FailedUpdate; problems.go). A refused write is still an error, retried
+// with the queue's backoff; a name conflict is looked at again every
+// conflictRequeue.
+func (c *Controller) finishSync(ctx context.Context, key string, isvc *v1beta1.InferenceService, dec *decision, topo []merge.ComponentTopology,
+	results []componentResult, gang *gangPlan, pods []*corev1.Pod, probs *syncProblems, lookAgain bool, applyErr error) (time.Duration, error) {
+	errs := []error{applyErr}
 	errs = append(errs, c.deleteStrayPods(ctx, key, isvc, topo, pods))
 	errs = append(errs, c.syncPodLabels(ctx, pods))
 	errs = append(errs, c.syncServices(ctx, isvc, topo, results, pods))
-	errs = append(errs, c.syncHPA(ctx, isvc, topo[0]))
-	errs = append(errs, c.writeStatus(ctx, isvc, topo, results, dec, nil, pods, gang))
-	return routerRequeue(requeueOf(results), dec.router), errors.Join(errs...)
+	errs = append(errs, wrapWrite("writing", "HorizontalPodAutoscaler", isvc.Name, c.syncHPA(ctx, isvc, topo[0])))
+	err := errors.Join(errs...)
+	probs.addRefusals(err)
+	c.objectConflicts(isvc, topo, results, pods, probs)
+	err = errors.Join(err, c.writeStatus(ctx, isvc, topo, results, dec, nil, pods, gang, probs))
+	requeue := routerRequeue(requeueOf(results), dec.router)
+	if lookAgain || len(probs.conflicts) > 0 {
+		requeue = minRequeue(requeue, conflictRequeue)
+	}
+	return requeue, err
+}
+
+// minRequeue is the sooner of two requeue delays; 0 is none.
+func minRequeue(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // syncComponents plans one step per component, then applies them with
@@ -118,8 +148,8 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 // written before the pods are deleted, those that ask more after the pods
 // are created, and PodGroups no longer wanted are deleted last.
 func (c *Controller) syncComponents(ctx context.Context, key string, isvc *v1beta1.InferenceService, dec *decision,
-	topo []merge.ComponentTopology, pods []*corev1.Pod) ([]componentResult, *gangPlan, error) {
-	ps, err := c.planComponents(ctx, key, isvc, dec, topo, pods)
+	topo []merge.ComponentTopology, pods []*corev1.Pod, foreign map[string][]plan.Pod) ([]componentResult, *gangPlan, error) {
+	ps, err := c.planComponents(ctx, key, isvc, dec, topo, pods, foreign)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,12 +160,17 @@ func (c *Controller) syncComponents(ctx context.Context, key string, isvc *v1bet
 	if err := c.writeGangs(ctx, isvc, gang, gangWrites(gang, true)); err != nil {
 		return nil, nil, err
 	}
+	// Every component's step is applied even when a write of another
+	// failed, so the status speaks for all of them; the PodGroups that
+	// would ask for the pods created wait for a step that wrote them all.
 	var results []componentResult
+	var applyErrs []error
 	for _, p := range ps {
-		if err := c.apply(ctx, key, isvc, p.topo, p.step, gang, dec.router.serviceAccount); err != nil {
-			return nil, nil, err
-		}
+		applyErrs = append(applyErrs, c.apply(ctx, key, isvc, p.topo, p.step, gang, dec.router.serviceAccount))
 		results = append(results, componentResult{topo: p.topo, revision: p.revision, step: p.step})
+	}
+	if err := errors.Join(applyErrs...); err != nil {
+		return results, gang, err
 	}
 	if err := c.writeGangs(ctx, isvc, gang, gangWrites(gang, false)); err != nil {
 		return nil, nil, err
@@ -155,7 +190,7 @@ func gangWrites(g *gangPlan, before bool) []pgWrite {
 
 // planComponents runs the planner for every component.
 func (c *Controller) planComponents(ctx context.Context, key string, isvc *v1beta1.InferenceService, dec *decision,
-	topo []merge.ComponentTopology, pods []*corev1.Pod) ([]planned, error) {
+	topo []merge.ComponentTopology, pods []*corev1.Pod, foreign map[string][]plan.Pod) ([]planned, error) {
 	mem := c.backoffFor(key)
 	now := c.now()
 	var ps []planned
@@ -172,8 +207,10 @@ func (c *Controller) planComponents(ctx context.Context, key string, isvc *v1bet
 		if t.Component == v1beta1.ComponentRouter {
 			c.markRouterAccount(isvc, dec, pods, observed)
 		}
-		step := plan.Next(spec, observed, mem[t.Component], now)
+		// Pods it does not control hold their names (plan.Pod.Foreign).
+		step := plan.Next(spec, append(slices.Clip(observed), foreign[t.Component]...), mem[t.Component], now)
 		c.setBackoff(key, t.Component, step.Backoff)
+		c.trackProgress(key, isvc, t.Component, rev, &step)
 		ps = append(ps, planned{topo: t, revision: rev, step: step, observed: observed})
 	}
 	return ps, nil
@@ -276,6 +313,8 @@ func (c *Controller) forget(key string) {
 	c.mu.Lock()
 	delete(c.backoff, key)
 	delete(c.nudgedAt, key)
+	delete(c.progress, key)
+	delete(c.foreign, key)
 	for _, comp := range []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder, v1beta1.ComponentRouter} {
 		delete(c.clamped, key+"/"+comp)
 	}
