@@ -131,8 +131,8 @@ func (c *Controller) ensureService(ctx context.Context, isvc *v1beta1.InferenceS
 		return err
 	}
 	if !metav1.IsControlledBy(have, isvc) {
-		c.recorder.Eventf(isvc, corev1.EventTypeWarning, "ServiceConflict",
-			"Service %s/%s exists and is not owned by this InferenceService; berth leaves it alone. Delete or rename it", have.Namespace, have.Name)
+		// Left alone, never adopted: the service is Degraded reason
+		// NameConflict naming it (problems.go), one event per change.
 		return nil
 	}
 	if apiequality.Semantic.DeepEqual(have.Spec.Selector, want.Spec.Selector) &&
