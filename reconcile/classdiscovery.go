@@ -148,16 +148,15 @@ func (a *accelSync) run(ctx context.Context) {
 	if !cache.WaitForCacheSync(ctx.Done(), a.synced...) {
 		return
 	}
-	if a.kq != nil && !a.kq.waitSynced(ctx) {
-		return
-	}
 	a.c.log.Info("accelerator sync running", "discovery", a.opts.Discovery, "kueueSync", a.opts.KueueSync,
 		"nodeSelector", a.opts.NodeSelector)
 	if a.opts.Discovery {
 		a.queue.Add(discoveryKey)
 	}
 	if a.kq != nil {
-		a.kq.enqueueAll()
+		// Discovery never waits for Kueue: the flavors' cache syncs (and
+		// the sync starts) whenever Kueue's CRD is there.
+		go a.kq.waitSynced(ctx)
 	}
 	go func() {
 		<-ctx.Done()

@@ -501,23 +501,37 @@
 //
 // Off unless --kueue-sync (Options.Accelerators.KueueSync); it needs
 // Kueue's CRD and waits (logging once a minute) until ResourceFlavors can
-// be listed. The Go module proxy serves no sigs.k8s.io/kueue release berth
-// tried, so flavors are read and written with the dynamic client
-// (ResourceFlavorGVR, kueue.x-k8s.io/v1beta1) and only the documented
-// fields spec.nodeLabels, spec.nodeTaints and spec.tolerations. Each pair
-// has one source, so edits never ping-pong:
+// be listed. Discovery never waits for it: both run on one queue, and
+// until the flavors' cache has synced the Kueue keys write nothing but
+// the condition below. While waiting it asks the apiserver every 5 s
+// whether the resource exists; when it does not, every class with
+// spec.integration.kueueResourceFlavor gets condition KueueSynced=False
+// reason ResourceFlavorCRDMissing (naming the CRD and the flavor) and a
+// Warning Event of that reason; once the cache syncs, a class with that
+// condition False gets True ResourceFlavorCRDInstalled. Server-side apply
+// of that one condition (field manager berth-kueue-sync), only when it
+// changes; a class that never saw the CRD missing has none. The Go module
+// proxy serves no sigs.k8s.io/kueue release berth tried, so flavors are
+// read and written with the dynamic client (ResourceFlavorGVR,
+// kueue.x-k8s.io/v1beta1) and only the documented fields spec.nodeLabels,
+// spec.nodeTaints and spec.tolerations. Each pair has one source, so edits
+// never ping-pong:
 //
 //   - Flavor to class (seed 002, Story 3): a flavor named gpu-* or
 //     annotated ome.io/accelerator-class=<class> makes the class (its own
 //     name, or the annotation's) with spec.nodeSelector = nodeLabels,
-//     annotation ome.io/kueue-resource-flavor=<flavor>, label
-//     ome.io/synced-from=resourceflavor and an owner reference to the
-//     flavor (deleted with it). When the nodes those labels select carry
+//     annotation ome.io/kueue-resource-flavor=<flavor> and label
+//     ome.io/synced-from=resourceflavor, which together name the source.
+//     No owner reference: an AcceleratorClass is never owned by another
+//     project's object, so deleting the flavor, or Kueue, leaves the class
+//     and its status (a flavor of that name coming back takes it up
+//     again); an owner reference to a flavor left by an earlier berth is
+//     dropped on the next update. When the nodes those labels select carry
 //     one GPU product, vendor, family, model, memory, compute capability,
 //     features and resources come from their labels as in discovery. A
 //     flavor edit is one Update of the class; an edit of those fields on
 //     the class is undone. A class of that name berth did not make from
-//     this flavor is left alone.
+//     this flavor (label and annotation) is left alone.
 //   - Class to flavor: a class with spec.integration.kueueResourceFlavor
 //     gets that flavor with nodeLabels = discovery.nodeSelector and
 //     spec.nodeSelector, nodeTaints = the taints every node of the class

@@ -7,11 +7,13 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -37,6 +39,21 @@ const FlavorPrefix = "gpu-"
 
 const fieldManagerKueue = "berth-kueue-sync"
 
+// ConditionKueueSynced is the condition of an AcceleratorClass with
+// spec.integration.kueueResourceFlavor while Kueue's ResourceFlavor CRD is
+// missing (False, ReasonResourceFlavorCRDMissing), and once it is
+// installed after that (True, ReasonResourceFlavorCRDInstalled). Classes that never
+// saw the CRD missing do not get it.
+const (
+	ConditionKueueSynced             = "KueueSynced"
+	ReasonResourceFlavorCRDMissing   = "ResourceFlavorCRDMissing"
+	ReasonResourceFlavorCRDInstalled = "ResourceFlavorCRDInstalled"
+)
+
+// kueueProbeInterval is how often, while the flavors' cache has not
+// synced, the sync asks the apiserver whether Kueue's CRD exists.
+const kueueProbeInterval = 5 * time.Second
+
 // kueueSync keeps ResourceFlavors and AcceleratorClasses in sync (see the
 // package doc, "Kueue ResourceFlavor sync").
 type kueueSync struct {
@@ -44,6 +61,9 @@ type kueueSync struct {
 	inf     dynamicinformer.DynamicSharedInformerFactory
 	flavors cache.GenericLister
 	synced  cache.InformerSynced
+	// ready: the flavors' cache synced; crdMissing: the last probe found
+	// no ResourceFlavor resource (404).
+	ready, crdMissing atomic.Bool
 }
 
 func newKueueSync(a *accelSync) *kueueSync {
@@ -62,17 +82,37 @@ func newKueueSync(a *accelSync) *kueueSync {
 
 func (k *kueueSync) start(ctx context.Context) { k.inf.Start(ctx.Done()) }
 
-// waitSynced waits for the flavors' cache; while Kueue's CRD is missing
-// the informer keeps retrying and this keeps waiting (logged once a minute).
-func (k *kueueSync) waitSynced(ctx context.Context) bool {
+// waitSynced waits for the flavors' cache, then queues every flavor and
+// class. While Kueue's CRD is missing the informer keeps retrying; every
+// kueueProbeInterval this asks the apiserver whether the resource exists,
+// and when it does not, queues the classes that ask for a flavor so that
+// their status says so (logged once a minute).
+func (k *kueueSync) waitSynced(ctx context.Context) {
+	var logged time.Time
 	for {
-		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		wctx, cancel := context.WithTimeout(ctx, kueueProbeInterval)
 		ok := cache.WaitForCacheSync(wctx.Done(), k.synced)
 		cancel()
-		if ok || ctx.Err() != nil {
-			return ok
+		if ok {
+			k.crdMissing.Store(false)
+			k.ready.Store(true)
+			k.a.c.log.Info("Kueue sync running: ResourceFlavors are listed")
+			k.enqueueAll()
+			return
 		}
-		k.a.c.log.Warn("Kueue sync: ResourceFlavors (kueue.x-k8s.io/v1beta1) are not listed yet; is Kueue's CRD installed?")
+		if ctx.Err() != nil {
+			return
+		}
+		_, err := k.a.c.opts.Dynamic.Resource(ResourceFlavorGVR).List(ctx, metav1.ListOptions{Limit: 1})
+		if missing := apierrors.IsNotFound(err); missing != k.crdMissing.Load() || missing {
+			k.crdMissing.Store(missing)
+			k.enqueueClasses()
+		}
+		if time.Since(logged) >= time.Minute {
+			logged = time.Now()
+			k.a.c.log.Warn("Kueue sync: ResourceFlavors (kueue.x-k8s.io/v1beta1) are not listed yet; is Kueue's CRD installed?",
+				"crdMissing", k.crdMissing.Load(), "err", err)
+		}
 	}
 }
 
@@ -109,6 +149,10 @@ func (k *kueueSync) classChanged(obj any) {
 }
 
 func (k *kueueSync) enqueueAll() {
+	if !k.ready.Load() {
+		k.enqueueClasses() // their status may say the CRD is missing
+		return
+	}
 	if fl, err := k.flavors.List(labels.Everything()); err == nil {
 		for _, o := range fl {
 			if m, err := metaOf(o); err == nil {
@@ -116,6 +160,11 @@ func (k *kueueSync) enqueueAll() {
 			}
 		}
 	}
+	k.enqueueClasses()
+}
+
+// enqueueClasses queues the classes with integration.kueueResourceFlavor.
+func (k *kueueSync) enqueueClasses() {
 	if cls, err := k.a.c.classes.List(labels.Everything()); err == nil {
 		for _, cl := range cls {
 			if cl.Spec.Integration != nil && cl.Spec.Integration.KueueResourceFlavor != "" {
@@ -125,15 +174,72 @@ func (k *kueueSync) enqueueAll() {
 	}
 }
 
+// sync handles one key. Until the flavors' cache has synced nothing is
+// written but a class's KueueSynced condition (the CRD is missing);
+// waitSynced queues everything once it has.
 func (k *kueueSync) sync(ctx context.Context, key string) error {
 	kind, name, _ := strings.Cut(key, "/")
+	if !k.ready.Load() {
+		if kind == "class" && k.crdMissing.Load() {
+			return k.reportCRD(ctx, name, true)
+		}
+		return nil
+	}
 	switch kind {
 	case "flavor":
 		return k.flavorToClass(ctx, name)
 	case "class":
-		return k.classToFlavor(ctx, name)
+		if err := k.classToFlavor(ctx, name); err != nil {
+			return err
+		}
+		return k.reportCRD(ctx, name, false)
 	}
 	return nil
+}
+
+// reportCRD writes a class's KueueSynced condition: False while Kueue's
+// CRD is missing (only on a class asking for a flavor), True once it is
+// synced, only where the condition is False (a class that never saw the CRD
+// missing gets none). Server-side apply of that one condition on the
+// status subresource, only when it changes.
+func (k *kueueSync) reportCRD(ctx context.Context, name string, missing bool) error {
+	cl, err := k.a.c.classes.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil || cl.Spec.Integration == nil || cl.Spec.Integration.KueueResourceFlavor == "" {
+		return err
+	}
+	cur := meta.FindStatusCondition(cl.Status.Conditions, ConditionKueueSynced)
+	want := metav1.Condition{Type: ConditionKueueSynced, Status: metav1.ConditionFalse, Reason: ReasonResourceFlavorCRDMissing,
+		Message: "Kueue's ResourceFlavor CRD (resourceflavors.kueue.x-k8s.io, v1beta1) is not installed, so ResourceFlavor " +
+			cl.Spec.Integration.KueueResourceFlavor + " cannot be made; berth makes it once Kueue is installed"}
+	if !missing {
+		if cur == nil || cur.Status == metav1.ConditionTrue {
+			return nil
+		}
+		want = metav1.Condition{Type: ConditionKueueSynced, Status: metav1.ConditionTrue, Reason: ReasonResourceFlavorCRDInstalled,
+			Message: "Kueue's ResourceFlavor CRD is installed; berth syncs ResourceFlavor " + cl.Spec.Integration.KueueResourceFlavor + " from this class"}
+	}
+	if cur != nil && cur.Status == want.Status && cur.Reason == want.Reason && cur.Message == want.Message {
+		return nil
+	}
+	want.LastTransitionTime = metav1.NewTime(k.a.c.now())
+	body, err := json.Marshal(map[string]any{
+		"apiVersion": v1beta1.SchemeGroupVersion.String(), "kind": "AcceleratorClass",
+		"metadata": map[string]any{"name": name},
+		"status":   map[string]any{"conditions": []metav1.Condition{want}},
+	})
+	if err != nil {
+		return err
+	}
+	force := true
+	_, err = k.a.c.berth.OmeV1beta1().AcceleratorClasses().Patch(ctx, name, types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: fieldManagerKueue, Force: &force}, "status")
+	if err == nil && missing {
+		k.a.c.recorder.Eventf(cl, corev1.EventTypeWarning, ReasonResourceFlavorCRDMissing, "%s", want.Message)
+	}
+	return err
 }
 
 func (k *kueueSync) getFlavor(name string) (*unstructured.Unstructured, error) {
@@ -154,7 +260,10 @@ func (k *kueueSync) getFlavor(name string) (*unstructured.Unstructured, error) {
 func (k *kueueSync) flavorToClass(ctx context.Context, name string) error {
 	f, err := k.getFlavor(name)
 	if apierrors.IsNotFound(err) {
-		return nil // a class it made goes with it (owner reference)
+		// The class it made stays: it is berth's, and its nodes are
+		// still there (Kueue may be reinstalled). Its annotation finds
+		// the flavor again when one of that name comes back.
+		return nil
 	}
 	if err != nil {
 		return err
@@ -183,7 +292,7 @@ func (k *kueueSync) flavorToClass(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if !ownedBy(cur.OwnerReferences, f.GetUID()) || cur.Labels[v1beta1.LabelSyncedFrom] != v1beta1.SyncedFromResourceFlavor {
+	if cur.Labels[v1beta1.LabelSyncedFrom] != v1beta1.SyncedFromResourceFlavor || cur.Annotations[v1beta1.AnnotationKueueResourceFlavor] != name {
 		k.a.warnOnce("class-taken/"+className+"/"+name, func() {
 			k.a.c.log.Warn("Kueue sync: an AcceleratorClass not made from this ResourceFlavor holds its name; left alone",
 				"acceleratorclass", className, "resourceflavor", name)
@@ -191,25 +300,24 @@ func (k *kueueSync) flavorToClass(ctx context.Context, name string) error {
 		return nil
 	}
 	spec := k.classSpecFromFlavor(&cur.Spec, nodeLabels)
-	if apiequality.Semantic.DeepEqual(spec, &cur.Spec) && cur.Annotations[v1beta1.AnnotationKueueResourceFlavor] == name {
+	owners := withoutFlavorOwners(cur.OwnerReferences)
+	if apiequality.Semantic.DeepEqual(spec, &cur.Spec) && len(owners) == len(cur.OwnerReferences) {
 		return nil
 	}
 	upd := cur.DeepCopy()
 	upd.Spec = *spec
-	if upd.Annotations == nil {
-		upd.Annotations = map[string]string{}
-	}
-	upd.Annotations[v1beta1.AnnotationKueueResourceFlavor] = name
+	upd.OwnerReferences = owners // an earlier berth made the flavor the owner
 	_, err = k.a.c.berth.OmeV1beta1().AcceleratorClasses().Update(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManagerKueue})
 	return err
 }
 
 func (k *kueueSync) createClassFromFlavor(ctx context.Context, f *unstructured.Unstructured, className string, nodeLabels map[string]string) error {
+	// No owner reference: a class is never owned by another project's
+	// object (uninstalling Kueue would delete it and its status). The
+	// label and the annotation name the source.
 	obj := &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: className,
 		Labels:      map[string]string{v1beta1.LabelSyncedFrom: v1beta1.SyncedFromResourceFlavor},
-		Annotations: map[string]string{v1beta1.AnnotationKueueResourceFlavor: f.GetName()},
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: ResourceFlavorGVR.GroupVersion().String(), Kind: "ResourceFlavor",
-			Name: f.GetName(), UID: f.GetUID()}}},
+		Annotations: map[string]string{v1beta1.AnnotationKueueResourceFlavor: f.GetName()}},
 		Spec: *k.classSpecFromFlavor(&v1beta1.AcceleratorClassSpec{}, nodeLabels)}
 	created, err := k.a.c.berth.OmeV1beta1().AcceleratorClasses().Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManagerKueue})
 	if apierrors.IsAlreadyExists(err) {
@@ -411,6 +519,17 @@ func toJSON(v any) any {
 	var out any
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil
+	}
+	return out
+}
+
+// withoutFlavorOwners is refs without Kueue ResourceFlavors.
+func withoutFlavorOwners(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+	for _, r := range refs {
+		if r.Kind != "ResourceFlavor" || !strings.HasPrefix(r.APIVersion, ResourceFlavorGVR.Group+"/") {
+			out = append(out, r)
+		}
 	}
 	return out
 }

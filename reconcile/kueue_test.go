@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // sameFlavorSpec decides whether the Kueue sync writes a flavor: a flavor
@@ -44,5 +46,25 @@ func TestSameFlavorSpec(t *testing.T) {
 	_ = json.Unmarshal([]byte(`{"nodeLabels":{"a":"b"}}`), &cur)
 	if !sameFlavorSpec(cur, noTaints) {
 		t.Errorf("a class without taints asks for no nodeTaints: equal to a flavor without them")
+	}
+}
+
+// A class made from a flavor by an earlier berth was owned by it; the sync
+// drops that owner (and only Kueue's ResourceFlavors) on its next update.
+func TestWithoutFlavorOwners(t *testing.T) {
+	flavor := metav1.OwnerReference{APIVersion: "kueue.x-k8s.io/v1beta1", Kind: "ResourceFlavor", Name: "gpu-a100", UID: "u1"}
+	other := metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "ResourceFlavor", Name: "x", UID: "u2"}
+	mine := metav1.OwnerReference{APIVersion: "ome.io/v1beta1", Kind: "AcceleratorClass", Name: "c", UID: "u3"}
+	tests := []struct {
+		name string
+		in   []metav1.OwnerReference
+		want []metav1.OwnerReference
+	}{
+		{"none", nil, nil},
+		{"Kueue's flavor dropped", []metav1.OwnerReference{flavor}, nil},
+		{"others kept", []metav1.OwnerReference{other, flavor, mine}, []metav1.OwnerReference{other, mine}},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, withoutFlavorOwners(tt.in), tt.name)
 	}
 }
