@@ -71,6 +71,9 @@ func (n *Node) startContainerd(ctx context.Context) error {
 	}
 	n.stateDir = state
 	n.socket = filepath.Join(state, "containerd.sock")
+	if err := record(n.rec, recordState, state); err != nil {
+		return fmt.Errorf("record %s in %s: %w", state, LockPath, err)
+	}
 	if err := registryHosts(n.path("containerd", "certs.d")); err != nil {
 		return err
 	}

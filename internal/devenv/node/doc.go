@@ -52,5 +52,10 @@
 //     bridge, the route and kube-proxy's chains; the second node's Stop
 //     deletes its network namespace (its bridge, routes and chains go with
 //     it), the host's end of the veth and its cgroups. Start first removes
-//     what a killed run may have left.
+//     what a killed run may have left: the lock file records the run's
+//     folders and each containerd's state folder as they are made, and the
+//     next Start force-deletes (runc) the containers whose bundles are in a
+//     recorded state folder, kills their shims, removes their pods' network
+//     namespaces, unmounts what is left under the recorded folders, and
+//     removes the second node's namespace, veth and cgroups.
 package node

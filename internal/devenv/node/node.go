@@ -135,6 +135,7 @@ type Node struct {
 	procs    map[string]*process.Process
 	order    []string
 	lock     *os.File
+	rec      *os.File // the lock file this node's state is recorded in
 	stopOnce sync.Once
 	socket   string // containerd's
 	stateDir string // under /run, removed by Stop
@@ -163,15 +164,18 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	if n.lock, err = Lock(); err != nil {
+	var prev leftovers
+	if n.lock, prev, err = Lock(); err != nil {
 		return nil, err
 	}
+	n.rec = n.lock
 	started := n
 	defer func() {
 		if err != nil {
 			started.Stop()
 		}
 	}()
+	n.removeLeftovers(ctx, prev)
 	if err := n.bringUp(ctx, "real node", []step{
 		{"node network", n.startNetwork},
 		{"containerd", n.startContainerd},
@@ -208,6 +212,10 @@ func (n *Node) StartSecond(ctx context.Context) (second *Node, err error) {
 	if err := os.MkdirAll(second.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	second.rec = n.lock
+	if err := record(second.rec, recordDir, second.Dir); err != nil {
+		return nil, fmt.Errorf("second real node: record %s in %s: %w", second.Dir, LockPath, err)
+	}
 	started := second
 	defer func() {
 		if err != nil {
@@ -224,6 +232,30 @@ func (n *Node) StartSecond(ctx context.Context) (second *Node, err error) {
 		return nil, err
 	}
 	return second, nil
+}
+
+// removeLeftovers removes what a killed run left: what its lock file
+// recorded (removeLeftovers), and the second node's network namespace,
+// veth and cgroups, which a run of the first node alone would otherwise
+// keep. Then it records this node's folder. Problems are printed: the
+// start goes on.
+func (n *Node) removeLeftovers(ctx context.Context, prev leftovers) {
+	log := func(err error) {
+		fmt.Fprintf(n.opts.Log, "berth: real node: removing what a killed run left: %v\n", err)
+	}
+	if err := removeLeftovers(ctx, n.opts.Binaries.Runc, prev); err != nil {
+		log(err)
+	}
+	second := &Node{lay: secondLayout, opts: n.opts}
+	if err := second.cleanupKernel(); err != nil {
+		log(err)
+	}
+	if err := removeCgroupRoot(SecondCgroupRoot); err != nil {
+		log(err)
+	}
+	if err := record(n.rec, recordDir, n.Dir); err != nil {
+		log(err)
+	}
 }
 
 type step struct {

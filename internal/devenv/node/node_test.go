@@ -1,6 +1,8 @@
 package node
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -180,4 +182,71 @@ func TestAtHost(t *testing.T) {
 	assert.Equal(t, "https://10.244.0.1:6443", got)
 	_, err = atHost("not a url", GatewayIP)
 	assert.ErrorContains(t, err, "not a URL with a host")
+}
+
+// What a run records in the lock file is what the next Start removes.
+func TestRecordRoundTrip(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "lock"))
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.WriteString("pid 42\n")
+	require.NoError(t, err)
+	require.NoError(t, record(f, recordDir, "/tmp/run/node"))
+	require.NoError(t, record(f, recordState, "/run/berth-node-1"))
+	require.NoError(t, record(f, recordState, "/run/berth-node-2/"))
+	require.NoError(t, record(nil, recordState, "/x"), "no lock file: nothing recorded")
+	data, err := os.ReadFile(f.Name())
+	require.NoError(t, err)
+	assert.Equal(t, leftovers{states: []string{"/run/berth-node-1", "/run/berth-node-2"}, dirs: []string{"/tmp/run/node"}}, parseRecord(string(data)))
+}
+
+func TestParseRecord(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     leftovers
+	}{
+		{"older runs wrote a bare pid", "1234\n", leftovers{}},
+		{"relative paths are ignored", "state run/x\ndir ../y\n", leftovers{}},
+		{"unknown lines are ignored", "pid 1\nfoo /bar\nstate /run/berth-node-9\n", leftovers{states: []string{"/run/berth-node-9"}}},
+		{"empty", "", leftovers{}},
+	} {
+		t.Run(c.name, func(t *testing.T) { assert.Equal(t, c.want, parseRecord(c.in)) })
+	}
+}
+
+func TestSpecNetns(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+		return p
+	}
+	sandbox := write("sandbox.json", `{"linux":{"namespaces":[{"type":"pid"},{"type":"network","path":"/var/run/netns/cni-1234"}]}}`)
+	container := write("container.json", `{"linux":{"namespaces":[{"type":"network","path":"/proc/77/ns/net"}]}}`)
+	assert.Equal(t, []string{"/run/netns/cni-1234"}, specNetns(sandbox), "as the mount table names it")
+	assert.Empty(t, specNetns(container), "a container joins its sandbox's namespace: nothing pinned")
+	assert.Empty(t, specNetns(filepath.Join(dir, "missing.json")))
+	assert.Empty(t, specNetns(write("bad.json", "{")))
+}
+
+// removeLeftovers deletes only the containers of a recorded state folder,
+// then the folder.
+func TestRemoveLeftovers(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "berth-node-1")
+	other := filepath.Join(t.TempDir(), "berth-node-2")
+	require.NoError(t, os.MkdirAll(filepath.Join(state, "task", "a"), 0o755))
+	log := filepath.Join(t.TempDir(), "runc.log")
+	runc := filepath.Join(t.TempDir(), "runc")
+	script := fmt.Sprintf(`#!/bin/sh
+echo "$@" >> %s
+case "$3" in
+list) echo '[{"id":"a","bundle":"%s/task/a"},{"id":"b","bundle":"%s/task/b"}]' ;;
+esac
+`, log, state, other)
+	require.NoError(t, os.WriteFile(runc, []byte(script), 0o755))
+	require.NoError(t, removeLeftovers(context.Background(), runc, leftovers{states: []string{state, "/nonexistent/state"}}))
+	calls, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, "--root "+runcRoot+" list -f json\n--root "+runcRoot+" delete --force a\n", string(calls), "only the recorded run's container")
+	assert.NoDirExists(t, state)
 }

@@ -122,8 +122,22 @@ func isExecutable(path string) bool {
 	return path != "" && err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
 }
 
-// Lock takes the machine-wide real node lock, or says who holds it.
-func Lock() (*os.File, error) {
+// Lock takes the machine-wide real node lock, or says who holds it. It
+// returns what the previous holder recorded (see record): what a killed
+// run may have left. The file then holds this process's pid.
+func Lock() (*os.File, leftovers, error) {
+	f, err := tryLock()
+	if err != nil {
+		return nil, leftovers{}, err
+	}
+	prev, _ := os.ReadFile(LockPath)
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(fmt.Sprintf("%s %d\n", recordPID, os.Getpid())), 0)
+	return f, parseRecord(string(prev)), nil
+}
+
+// tryLock opens the lock file and locks it, without writing.
+func tryLock() (*os.File, error) {
 	f, err := os.OpenFile(LockPath, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", LockPath, err)
@@ -131,10 +145,9 @@ func Lock() (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(LockPath)
 		f.Close()
-		return nil, fmt.Errorf("another real node runs on this machine (lock %s held by pid %s): one at a time", LockPath, strings.TrimSpace(string(holder)))
+		first, _, _ := strings.Cut(strings.TrimSpace(string(holder)), "\n")
+		return nil, fmt.Errorf("another real node runs on this machine (lock %s held by %s): one at a time", LockPath, strings.TrimSpace(first))
 	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(fmt.Sprintf("%d\n", os.Getpid())), 0)
 	return f, nil
 }
 
@@ -144,12 +157,13 @@ func Unlock(f *os.File) {
 	f.Close()
 }
 
-// lockFree reports whether Lock would succeed now (without keeping it).
+// lockFree reports whether Lock would succeed now (without keeping it, and
+// without touching what the file records).
 func lockFree() error {
 	if os.Geteuid() != 0 {
 		return nil // reported as "not root" already
 	}
-	f, err := Lock()
+	f, err := tryLock()
 	if err != nil {
 		return err
 	}
