@@ -188,7 +188,7 @@ func TestMissingPinnedRuntimeKeepsPodsAndDegrades(t *testing.T) {
 		require.NoError(t, err)
 		for _, c := range s.Status.Conditions {
 			if c.Type == v1beta1.ConditionDegraded && c.Status == metav1.ConditionTrue {
-				assert.Equal(t, ReasonRuntimeMissing, c.Reason)
+				assert.Equal(t, ReasonRuntimeDeleted, c.Reason)
 				assert.Contains(t, c.Message, "ClusterServingRuntime/rt no longer exists")
 				return true
 			}

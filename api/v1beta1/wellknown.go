@@ -31,6 +31,11 @@ const (
 	AnnotationResolvedInputs = "ome.io/resolved-inputs"
 	// AnnotationAcceleratorClass names the class explicitly (highest precedence).
 	AnnotationAcceleratorClass = "ome.io/accelerator-class"
+	// AnnotationRepin asks berth for a new decision: an UPDATE that sets it
+	// to a value other than the stored one (berth repin writes the time) is
+	// decided again, as on CREATE. Without it berth never moves a pinned
+	// service, not even while its pinned runtime or class is deleted.
+	AnnotationRepin = "ome.io/repin"
 	// AnnotationSelectionStrategy overrides acceleratorSelector.strategy.
 	AnnotationSelectionStrategy = "ome.io/selection-strategy"
 	// AnnotationRevision is stamped on pods: a hash of what composed them.

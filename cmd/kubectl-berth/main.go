@@ -1,6 +1,6 @@
 // Command kubectl-berth is berth's kubectl plugin: with it on PATH,
-// `kubectl berth explain|render|lint ...` runs the same commands as
-// `berth explain|render|lint ...` (package internal/cli), reading the
+// `kubectl berth explain|render|lint|repin ...` runs the same commands as
+// `berth explain|render|lint|repin ...` (package internal/cli), reading the
 // kubeconfig kubectl uses.
 package main
 

@@ -1,9 +1,12 @@
-// Package cli holds the commands `berth explain`, `berth render` and
-// `berth lint`, shared by the berth CLI (cmd/berth) and the kubectl plugin
-// (cmd/kubectl-berth). They answer from files (offline) or from a cluster
-// (online, read-only lists) with the webhook's own handlers
-// (webhook/handlers, offline.go): there is no second implementation of a
-// rule, so what they print is what admission would say.
+// Package cli holds the commands `berth explain`, `berth render`,
+// `berth lint` and `berth repin`, shared by the berth CLI (cmd/berth) and
+// the kubectl plugin (cmd/kubectl-berth). The first three answer from files
+// (offline) or from a cluster (online, read-only lists) with the webhook's
+// own handlers (webhook/handlers, offline.go): there is no second
+// implementation of a rule, so what they print is what admission would
+// say. repin is the one that writes: a merge patch of annotation
+// ome.io/repin, the user's request for a new decision, which the webhook
+// then makes.
 package cli
 
 import (
@@ -24,9 +27,9 @@ type Command struct {
 	Run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-// Commands are explain, render and lint.
+// Commands are explain, render, lint and repin.
 func Commands() []Command {
-	return []Command{explainCommand(), renderCommand(), lintCommand()}
+	return []Command{explainCommand(), renderCommand(), lintCommand(), repinCommand()}
 }
 
 // ErrFailed is returned when a command printed its failures itself (lint

@@ -263,6 +263,9 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 	if len(storageErrs) > 0 {
 		return invalid("InferenceService", isvc.Name, objectName(req), storageErrs, warnings)
 	}
+	if resp := h.validateHeld(req, &isvc, old, warnings); resp != nil {
+		return resp
+	}
 	d, err := h.resolve(ctx, &isvc, old)
 	if err != nil {
 		if _, ok := h.waits(&isvc, old, err); ok {

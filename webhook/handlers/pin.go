@@ -47,10 +47,14 @@ func clearPin(isvc *v1beta1.InferenceService) {
 //     selection applies to an explicit choice; the decision is then
 //     explained again. A pin that fails is left for the
 //     validating handler, which denies with the reason.
+//   - UPDATE that sets annotation ome.io/repin to a new value: berth
+//     decides again (pinheld.go), whatever the pin and inputs.
 //   - UPDATE that keeps the pin and every input (compared with the stored
 //     object, not with the digest annotation): the pin holds, so a newly
 //     created runtime never moves a running service. If it no longer passes
-//     (runtime disabled or edited since), the user is warned, not denied.
+//     (runtime disabled or edited since), the user is warned, not denied;
+//     if its runtime or class was deleted, it is kept with a warning too
+//     (keepGone, pinheld.go).
 //   - otherwise (inputs changed, or the pin removed): berth decides again.
 //     An UPDATE of a service without a pin (one that waited for its
 //     model's metadata, nudged by the reconciler) lands here too.
@@ -70,6 +74,8 @@ func (h *InferenceServices) pin(ctx context.Context, isvc, old *v1beta1.Inferenc
 			delete(isvc.Annotations, k)
 		}
 	case cur.runtime == "":
+	case repinAsked(isvc, old):
+		return append([]string{repinNote(isvc, pinOf(old))}, h.decide(ctx, isvc, old, digest)...)
 	case cur != pinOf(old):
 		c, err := h.verifyPin(isvc, cur)
 		if err != nil {
@@ -85,11 +91,11 @@ func (h *InferenceServices) pin(ctx context.Context, isvc, old *v1beta1.Inferenc
 		if warnings, held := h.hold(isvc, old, cur, digest); held {
 			return warnings
 		}
-		gone := fmt.Sprintf("the pinned runtime %s or AcceleratorClass %q no longer exists; berth decided again", cur.runtime, cur.class)
-		if cur.decoder != "" {
-			gone = fmt.Sprintf("the pinned runtime %s, AcceleratorClass %q or decoder AcceleratorClass %q no longer exists; berth decided again", cur.runtime, cur.class, cur.decoder)
+		if gone, held := h.heldWhileGone(isvc, old); held {
+			return h.keepGone(isvc, old, gone, digest)
 		}
-		return append([]string{gone}, h.decide(ctx, isvc, old, digest)...)
+		_, err := h.resolvePinned(isvc, cur)
+		return append([]string{fmt.Sprintf("the pinned decision cannot be read back (%v); berth decided again", err)}, h.decide(ctx, isvc, old, digest)...)
 	}
 	return h.decide(ctx, isvc, old, digest)
 }
