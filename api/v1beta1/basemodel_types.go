@@ -22,7 +22,8 @@ const (
 type StorageSpec struct {
 	// StorageURI, e.g. hf://meta-llama/Llama-3.1-8B-Instruct,
 	// s3://bucket/prefix, gs://bucket/prefix,
-	// oci://n/{namespace}/b/{bucket}/o/{prefix}, pvc://{claim}/{sub-path}
+	// oci://n/{namespace}/b/{bucket}/o/{prefix}, pvc://{claim}/{sub-path},
+	// pvc://{namespace}:{claim}/{sub-path} (OME's form for ClusterBaseModels)
 	// or an absolute local path.
 	// +optional
 	StorageURI *string `json:"storageUri,omitempty"`
