@@ -188,7 +188,7 @@ func (h *InferenceServices) hold(isvc, old *v1beta1.InferenceService, p pinned, 
 		return []string{fmt.Sprintf("%s's metadata is being read again (%s); the pinned decision holds meanwhile", m.Ref(), m.Pending)}, true
 	}
 	if _, err := h.verifyPin(isvc, p); err != nil {
-		return []string{fmt.Sprintf("the pinned decision no longer passes: %v. The service keeps it (berth never moves a running service on its own); remove annotation %s to let berth decide again", err, v1beta1.AnnotationResolvedRuntime)}, true
+		return []string{fmt.Sprintf("the pinned decision no longer passes: %v. The service keeps it (berth never moves a running service on its own); set annotation %s to a new value (berth repin %s -n %s) to let berth decide again", err, v1beta1.AnnotationRepin, isvc.Name, isvc.Namespace)}, true
 	}
 	return nil, true
 }
