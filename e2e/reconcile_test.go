@@ -262,14 +262,21 @@ func TestDeletingServiceCollectsEverything(t *testing.T) {
 			assertOwned(t, isvc, &hs.Items[i], "HPA")
 			names = append(names, "hpa/"+hs.Items[i].Name)
 		}
+		crs, err := env.Kube.AppsV1().ControllerRevisions(ns).List(ctx, sel)
+		require.NoError(t, err)
+		for i := range crs.Items {
+			assertOwned(t, isvc, &crs.Items[i], "ControllerRevision")
+			names = append(names, "controllerrevision/"+crs.Items[i].Name)
+		}
 		return names
 	}
 	var before []string
-	waitFor(t, ns, "pods, the front and group Services and the HPA", func() bool {
+	waitFor(t, ns, "pods, the front and group Services, the HPA and the recorded revision", func() bool {
 		before = owned()
-		return len(before) == 5
+		return len(before) == 6
 	})
-	assert.ElementsMatch(t, []string{"pod/gc-engine-0-0", "pod/gc-engine-0-1", "service/gc", "service/gc-engine-0", "hpa/gc"}, before)
+	rev := "controllerrevision/gc-engine-" + isvc.Status.Components[v1beta1.ComponentEngine].Revision
+	assert.ElementsMatch(t, []string{"pod/gc-engine-0-0", "pod/gc-engine-0-1", "service/gc", "service/gc-engine-0", "hpa/gc", rev}, before)
 	for i := range pods {
 		assertOwned(t, isvc, &pods[i], "pod")
 	}
