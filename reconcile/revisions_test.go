@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -163,4 +164,45 @@ func TestHistoryIsPruned(t *testing.T) {
 	assert.ElementsMatch(t, []string{"chat-engine-r01", "chat-engine-r02", "chat-engine-r04", "chat-engine-r05", "chat-engine-r06", "chat-engine-r07",
 		"chat-engine-r08", "chat-engine-r09", "chat-engine-r10", "chat-engine-r11", "chat-engine-r12", "chat-engine-r13", "chat-engine-r14"}, names,
 		"live r01, stable r02 and current r14 stay; of the others (r03, terminating, is not live) the 10 newest")
+}
+
+// A record is used only when the service controls it and it records the
+// revision its name says; anything else is not restored from.
+func TestReadRecordRefusesWhatItCannotTrust(t *testing.T) {
+	f := newFixture(t, runtimeObj("rt", false), serviceObj("chat", "rt", 1))
+	isvc, err := f.berth.OmeV1beta1().InferenceServices("ns").Get(f.ctx, "chat", metav1.GetOptions{})
+	require.NoError(t, err)
+	yes := true
+	mine := []metav1.OwnerReference{{APIVersion: "ome.io/v1beta1", Kind: "InferenceService", Name: "chat", UID: isvc.UID, Controller: &yes}}
+	cases := []struct {
+		name, rev string
+		owners    []metav1.OwnerReference
+		data      string
+		want      string
+	}{
+		{"not controlled by the service", "r1", nil, `{"revision":"r1","pods":[{"spec":{"containers":[]}}]}`, "is not controlled by the InferenceService"},
+		{"another revision inside", "r2", mine, `{"revision":"r9","pods":[]}`, `records revision "r9"`},
+		{"unreadable data", "r3", mine, `[1,2]`, "cannot unmarshal"},
+		{"a good record", "r4", mine, `{"revision":"r4","pods":[{"spec":{"containers":[{"name":"c","image":"i"}]}}]}`, ""},
+	}
+	for _, tc := range cases {
+		cr := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: RevisionName("chat", "engine", tc.rev), Namespace: "ns", OwnerReferences: tc.owners},
+			Data: runtime.RawExtension{Raw: []byte(tc.data)}}
+		_, err := f.kube.AppsV1().ControllerRevisions("ns").Create(f.ctx, cr, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			name := RevisionName("chat", "engine", tc.rev)
+			require.Eventually(t, func() bool { _, err := f.c.revisions.ControllerRevisions("ns").Get(name); return err == nil }, 10*time.Second, 20*time.Millisecond)
+			data, err := f.c.readRecord(isvc, name, tc.rev)
+			if tc.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, "i", data.Pods[0].Spec.Containers[0].Image)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
 }
