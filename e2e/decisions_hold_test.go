@@ -241,3 +241,30 @@ spec:
 	assert.Contains(t, err.Error(), fmt.Sprintf("PersistentVolumeClaim %q is in namespace %s", claim, ns), "the denial names the claim's namespace")
 	assert.Contains(t, err.Error(), "spec.storage.storageUri", "the denial names the field")
 }
+
+// TestPinHoldsThroughServerSideReapply: a service created by `kubectl apply
+// --server-side` (as GitOps tools apply) and re-applied unchanged after its
+// pinned runtime was deleted keeps its pin: the re-apply does not count as
+// the user removing berth's annotations, although the applier's field
+// manager owns what the webhook set on create.
+func TestPinHoldsThroughServerSideReapply(t *testing.T) {
+	t.Parallel()
+	ns := lifecycleNamespace(t, "e2e-pinssa")
+	createServingRuntime(t, pinnedAutoRuntime(ns, "first", 20))
+	createServingRuntime(t, pinnedAutoRuntime(ns, "second", 10))
+	admittedDryRun(t, MakeService(ns, "chat").Obj(), func(s *v1beta1.InferenceService) bool {
+		return s.Annotations[v1beta1.AnnotationResolvedRuntime] == "ServingRuntime/first"
+	})
+	manifest := MakeService(ns, "chat").JSON(t)
+	applyAdmitted(t, ns, manifest)
+	require.Equal(t, "ServingRuntime/first", getService(t, ns, "chat").Annotations[v1beta1.AnnotationResolvedRuntime])
+
+	require.NoError(t, berthClient(t).OmeV1beta1().ServingRuntimes(ns).Delete(ctxT(t, apiTimeout), "first", metav1.DeleteOptions{}))
+	admittedDryRun(t, MakeService(ns, "probe").Obj(), func(s *v1beta1.InferenceService) bool {
+		return s.Annotations[v1beta1.AnnotationResolvedRuntime] == "ServingRuntime/second"
+	})
+	out, err := kubectl(t, manifest, "apply", "--server-side", "-n", ns, "-f", "-")
+	require.NoError(t, err, out)
+	assert.Equal(t, "ServingRuntime/first", getService(t, ns, "chat").Annotations[v1beta1.AnnotationResolvedRuntime],
+		"a server-side re-apply moved the pin:\n%s", out)
+}
