@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
@@ -111,4 +112,25 @@ func TestForeignPods(t *testing.T) {
 		assert.True(t, f.Foreign)
 		assert.Equal(t, int32(1), f.Group)
 	}
+}
+
+// A refused create turns Ready and Degraded to one reason: one Warning
+// event, although Ready (listed first) makes none of its own.
+func TestConditionEventsOnePerReason(t *testing.T) {
+	rec := record.NewFakeRecorder(10)
+	c := &Controller{recorder: rec}
+	isvc := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}}
+	cur := []metav1.Condition{
+		{Type: v1beta1.ConditionResolved, Status: metav1.ConditionTrue, Reason: "Resolved"},
+		{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonFailedCreate, Message: "0/1; refused"},
+		{Type: v1beta1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: ReasonFailedCreate, Message: "refused"},
+	}
+	c.conditionEvents(isvc, nil, cur)
+	c.conditionEvents(isvc, cur, cur) // a retry with the same reason says nothing
+	close(rec.Events)
+	var got []string
+	for e := range rec.Events {
+		got = append(got, e)
+	}
+	assert.Equal(t, []string{"Warning FailedCreate refused"}, got)
 }

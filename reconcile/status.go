@@ -175,21 +175,30 @@ func (c *Controller) conditionEvents(isvc *v1beta1.InferenceService, old, cur []
 		if o != nil && o.Status == n.Status && o.Reason == n.Reason || said[n.Reason] {
 			continue
 		}
-		said[n.Reason] = true
-		switch {
-		case waitingReason(n.Reason):
-			if n.Type == v1beta1.ConditionResolved {
-				c.recorder.Event(isvc, corev1.EventTypeNormal, n.Reason, n.Message)
-			}
-		case n.Type == v1beta1.ConditionDegraded && n.Status == metav1.ConditionTrue,
-			n.Type == v1beta1.ConditionResolved && n.Status == metav1.ConditionFalse,
-			n.Type == v1beta1.ConditionReady && (n.Reason == plan.ReasonUnschedulable || n.Reason == plan.ReasonPodsFailing),
-			n.Reason == plan.ReasonProgressDeadlineExceeded:
-			c.recorder.Event(isvc, corev1.EventTypeWarning, n.Reason, n.Message)
-		case n.Type == v1beta1.ConditionReady && n.Status == metav1.ConditionTrue && (o == nil || o.Status != n.Status):
-			c.recorder.Event(isvc, corev1.EventTypeNormal, n.Reason, n.Message)
+		if typ := conditionEventType(n, o); typ != "" {
+			said[n.Reason] = true // only once said: a condition that makes no event does not hush another
+			c.recorder.Event(isvc, typ, n.Reason, n.Message)
 		}
 	}
+}
+
+// conditionEventType is the type of the event a changed condition makes,
+// "" for none.
+func conditionEventType(n metav1.Condition, o *metav1.Condition) string {
+	switch {
+	case waitingReason(n.Reason):
+		if n.Type == v1beta1.ConditionResolved {
+			return corev1.EventTypeNormal
+		}
+	case n.Type == v1beta1.ConditionDegraded && n.Status == metav1.ConditionTrue,
+		n.Type == v1beta1.ConditionResolved && n.Status == metav1.ConditionFalse,
+		n.Type == v1beta1.ConditionReady && (n.Reason == plan.ReasonUnschedulable || n.Reason == plan.ReasonPodsFailing),
+		n.Reason == plan.ReasonProgressDeadlineExceeded:
+		return corev1.EventTypeWarning
+	case n.Type == v1beta1.ConditionReady && n.Status == metav1.ConditionTrue && (o == nil || o.Status != n.Status):
+		return corev1.EventTypeNormal
+	}
+	return ""
 }
 
 // recordMetrics keeps the service's group counts for /metrics.
