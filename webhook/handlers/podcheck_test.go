@@ -79,4 +79,12 @@ func TestRuntimeWithoutImageIsWarnedAndItsServiceDenied(t *testing.T) {
 	resp = w.runtimes().ValidateNamespaced(ctx, request(t, admissionv1.Create, "ServingRuntime", imaged, nil, "default", sr.Name))
 	require.True(t, resp.Allowed, "%+v", resp.Result)
 	assert.Empty(t, resp.Warnings)
+
+	perClass := sr.DeepCopy() // every class's configuration brings the image
+	for i := range perClass.Spec.AcceleratorConfigurations {
+		perClass.Spec.AcceleratorConfigurations[i].Runner.Image = "lmsysorg/sglang:v0.4.6"
+	}
+	resp = w.runtimes().ValidateNamespaced(ctx, request(t, admissionv1.Create, "ServingRuntime", perClass, nil, "default", sr.Name))
+	require.True(t, resp.Allowed, "%+v", resp.Result)
+	assert.Empty(t, resp.Warnings)
 }
