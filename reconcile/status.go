@@ -153,12 +153,17 @@ func (c *Controller) putStatus(ctx context.Context, isvc *v1beta1.InferenceServi
 	if apiequality.Semantic.DeepEqual(isvc.Status, want) {
 		return nil
 	}
-	c.conditionEvents(isvc, isvc.Status.Conditions, want.Conditions)
 	upd := isvc.DeepCopy()
 	upd.Status = want
 	c.m.write("update", "inferenceservices/status")
 	_, err := c.berth.OmeV1beta1().InferenceServices(isvc.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{})
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+	switch {
+	case err == nil:
+		// Only a written change is said: a sync on a stale cache (its
+		// write conflicts) must not say the same change again.
+		c.conditionEvents(isvc, isvc.Status.Conditions, want.Conditions)
+		return nil
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		return nil // a newer version is queued already
 	}
 	return err
