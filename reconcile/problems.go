@@ -224,9 +224,12 @@ func (c *Controller) recallForeign(ctx context.Context, key string, isvc *v1beta
 
 // objectConflicts records the Services and the HPA of names the service
 // uses that it does not control (ensureService and syncHPA leave them
-// alone). Only labelled ones are in the caches; those are what an orphaned
-// service leaves.
-func (c *Controller) objectConflicts(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology, results []componentResult, pods []*corev1.Pod, probs *syncProblems) {
+// alone). Labelled ones are in the caches (an orphaned service leaves
+// those); a name the cache lacks is read once from the apiserver, since an
+// unlabelled object of that name is seen by no informer and makes a create
+// fail as AlreadyExists.
+func (c *Controller) objectConflicts(ctx context.Context, isvc *v1beta1.InferenceService, topo []merge.ComponentTopology,
+	results []componentResult, pods []*corev1.Pod, probs *syncProblems) {
 	names := []string{isvc.Name}
 	for _, r := range results {
 		if r.topo.MultiNode {
@@ -236,13 +239,22 @@ func (c *Controller) objectConflicts(isvc *v1beta1.InferenceService, topo []merg
 		}
 	}
 	for _, n := range names {
-		if s, err := c.svcs.Services(isvc.Namespace).Get(n); err == nil && !metav1.IsControlledBy(s, isvc) {
+		s, err := c.svcs.Services(isvc.Namespace).Get(n)
+		if apierrors.IsNotFound(err) {
+			s, err = c.kube.CoreV1().Services(isvc.Namespace).Get(ctx, n, metav1.GetOptions{})
+		}
+		if err == nil && !metav1.IsControlledBy(s, isvc) {
 			probs.conflict("Service", n, metav1.GetControllerOf(s))
 		}
 	}
-	if desiredHPA(isvc, topo[0]) != nil {
-		if h, err := c.hpas.HorizontalPodAutoscalers(isvc.Namespace).Get(isvc.Name); err == nil && !metav1.IsControlledBy(h, isvc) {
-			probs.conflict("HorizontalPodAutoscaler", isvc.Name, metav1.GetControllerOf(h))
-		}
+	if desiredHPA(isvc, topo[0]) == nil {
+		return
+	}
+	h, err := c.hpas.HorizontalPodAutoscalers(isvc.Namespace).Get(isvc.Name)
+	if apierrors.IsNotFound(err) {
+		h, err = c.kube.AutoscalingV2().HorizontalPodAutoscalers(isvc.Namespace).Get(ctx, isvc.Name, metav1.GetOptions{})
+	}
+	if err == nil && !metav1.IsControlledBy(h, isvc) {
+		probs.conflict("HorizontalPodAutoscaler", isvc.Name, metav1.GetControllerOf(h))
 	}
 }

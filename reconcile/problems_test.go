@@ -2,9 +2,11 @@ package reconcile
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -133,4 +135,32 @@ func TestConditionEventsOnePerReason(t *testing.T) {
 		got = append(got, e)
 	}
 	assert.Equal(t, []string{"Warning FailedCreate refused"}, got)
+}
+
+// Objects of the service's names that nobody labelled for it (no
+// informer sees them): the pod's create is refused as AlreadyExists and
+// the Service exists; neither is adopted, the service is Degraded
+// NameConflict naming both, and nothing is created in the pod's place.
+func TestSyncUnlabelledObjectsAreNameConflicts(t *testing.T) {
+	f := newFixture(t, runtimeObj("rt", false), serviceObj("chat", "rt", 1))
+	theirs := metav1.ObjectMeta{Name: "chat", Namespace: "ns", Labels: map[string]string{"app": "theirs"}}
+	_, err := f.kube.CoreV1().Services("ns").Create(f.ctx, &corev1.Service{ObjectMeta: theirs}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	theirs.Name = "chat-engine-0"
+	require.NoError(t, f.kube.Tracker().Add(&corev1.Pod{ObjectMeta: theirs})) // past the fixture's stand-in webhook
+	var deg *metav1.Condition
+	f.syncUntil("ns/chat", func() bool {
+		s, err := f.c.services.InferenceServices("ns").Get("chat")
+		require.NoError(t, err)
+		deg = meta.FindStatusCondition(s.Status.Conditions, v1beta1.ConditionDegraded)
+		return deg != nil && deg.Reason == ReasonNameConflict && strings.Contains(deg.Message, "pod chat-engine-0")
+	})
+	assert.Contains(t, deg.Message, "Service chat (no controller)")
+	pod, err := f.kube.CoreV1().Pods("ns").Get(f.ctx, "chat-engine-0", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, pod.OwnerReferences, "not adopted")
+	svc, err := f.kube.CoreV1().Services("ns").Get(f.ctx, "chat", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, svc.OwnerReferences, "not adopted")
+	assert.Nil(t, svc.Spec.Selector, "not changed")
 }

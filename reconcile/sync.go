@@ -126,7 +126,7 @@ func (c *Controller) finishSync(ctx context.Context, key string, isvc *v1beta1.I
 	errs = append(errs, wrapWrite("writing", "HorizontalPodAutoscaler", isvc.Name, c.syncHPA(ctx, isvc, topo[0])))
 	err := errors.Join(errs...)
 	probs.addRefusals(err)
-	c.objectConflicts(isvc, topo, results, pods, probs)
+	c.objectConflicts(ctx, isvc, topo, results, pods, probs)
 	err = errors.Join(err, c.writeStatus(ctx, isvc, topo, results, dec, nil, pods, gang, probs))
 	requeue := routerRequeue(requeueOf(results), dec.router)
 	if lookAgain || len(probs.conflicts) > 0 {
