@@ -86,9 +86,14 @@ func (c *Controller) createPod(ctx context.Context, key string, isvc *v1beta1.In
 		return c.podNameConflict(ctx, key, isvc, t, p, pod.Name)
 	default:
 		c.exp.Created(key, pod.Name) // will never be observed
-		// A refusal reaches the service's status (Degraded FailedCreate,
-		// one event per change of reason: problems.go), not an event per
-		// attempt.
+		if _, quota := quotaDenial(err); quota {
+			// Retried on the quota's own backoff (quotaexceeded.go); each
+			// refused attempt is an event, as before.
+			c.recorder.Eventf(isvc, corev1.EventTypeWarning, "FailedCreate", "creating pod %s: %v", pod.Name, err)
+		}
+		// Any other refusal reaches the service's status (Degraded
+		// FailedCreate, one event per change of reason: problems.go), not
+		// an event per attempt.
 		return wrapWrite("creating", "pod", pod.Name, err)
 	}
 }

@@ -141,8 +141,9 @@
 //     FailedCreate or FailedUpdate for a write the apiserver refused with
 //     a 4xx other than not found, conflict, already exists and throttling,
 //     quoting it (the sync still fails and is retried with the queue's
-//     backoff; a ResourceQuota's refusal is QuotaExceeded instead). No
-//     event per attempt: one per change of reason.
+//     backoff; a ResourceQuota's refusal is QuotaExceeded instead, with
+//     a FailedCreate event per attempt on its own backoff). No event per
+//     attempt otherwise: one per change of reason.
 //  8. The progress deadline (the planner's rule 9): the progress memory
 //     is kept per service and component like the backoff; a memory lost
 //     with a restart is seeded from the service's Progressing condition,
