@@ -48,7 +48,11 @@ type componentResult struct {
 //  6. delete pods of components the service no longer has; label running
 //     pods OME's runtimes would not find;
 //  7. Services (whole service, headless per multi-node group) and the HPA;
-//  8. status, written only when it changed.
+//  8. status, written only when it changed, with what the sync met that
+//     a person must fix first (problems.go: NameConflict, FailedCreate,
+//     FailedUpdate) and the progress deadline (progress.go). Pods the
+//     service does not control at its names are given to the planner as
+//     Foreign from step 2 on.
 func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error) {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
