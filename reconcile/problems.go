@@ -183,7 +183,7 @@ func (c *Controller) podNameConflict(ctx context.Context, key string, isvc *v1be
 		c.foreign[key] = map[string]foreignPod{}
 	}
 	c.foreign[key][name] = foreignPod{component: t.Component, pod: plan.Pod{Name: name, UID: string(have.UID), Group: id.Group,
-		Role: id.Role, Worker: id.Worker, Foreign: true}, owner: metav1.GetControllerOf(have)}
+		Role: id.Role, Worker: id.Worker, Foreign: true}, owner: metav1.GetControllerOf(have), checked: c.now()}
 	return nil
 }
 
@@ -193,22 +193,37 @@ type foreignPod struct {
 	component string
 	pod       plan.Pod
 	owner     *metav1.OwnerReference
+	// checked is when it was last seen; it is read again only
+	// conflictRequeue later (the planner waits on its slot every few
+	// seconds).
+	checked time.Time
 }
 
 // recallForeign adds the remembered unlabelled foreign pods that still
-// exist (one GET each) to foreign and to the conflicts, and forgets the
-// others. It reports whether any remain, so the service looks again.
+// exist (one GET each, at most every conflictRequeue) to foreign and to
+// the conflicts, and forgets the others. It reports whether any remain,
+// so the service looks again.
 func (c *Controller) recallForeign(ctx context.Context, key string, isvc *v1beta1.InferenceService, foreign map[string][]plan.Pod, probs *syncProblems) bool {
 	c.mu.Lock()
 	remembered := c.foreign[key]
 	c.mu.Unlock()
 	var keep bool
 	for name, f := range remembered {
+		if c.now().Sub(f.checked) < conflictRequeue {
+			foreign[f.component] = append(foreign[f.component], f.pod)
+			probs.conflict("pod", name, f.owner)
+			keep = true
+			continue
+		}
 		have, err := c.kube.CoreV1().Pods(isvc.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err == nil && string(have.UID) == f.pod.UID && !metav1.IsControlledBy(have, isvc) {
 			foreign[f.component] = append(foreign[f.component], f.pod)
 			probs.conflict("pod", name, f.owner)
 			keep = true
+			f.checked = c.now()
+			c.mu.Lock()
+			c.foreign[key][name] = f
+			c.mu.Unlock()
 			continue
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
