@@ -97,6 +97,12 @@ func TestConditions(t *testing.T) {
 			cond("Progressing", "False", "ProgressDeadlineExceeded", "engine: 2/4 groups ready (no progress for 10m0s, progressDeadlineSeconds)"),
 			cond("Degraded", "True", "Unschedulable", "engine: 1 group unschedulable: "+gpu),
 		}},
+		{name: "failing pods alone", components: []Status{crashing}, resolved: true, want: []Condition{
+			resolved,
+			cond("Ready", "False", "PodsFailing", "decoder: 1/2 groups ready; 1 failing: group 1 pod svc-decoder-1 CrashLoopBackOff, 5 restarts, recreated 2 times in a row"),
+			cond("Progressing", "True", "Recovering", "decoder: recovering 1 failing group"),
+			cond("Degraded", "True", "PodsFailing", "decoder: 1 group failing: group 1 pod svc-decoder-1 CrashLoopBackOff, 5 restarts, recreated 2 times in a row"),
+		}},
 		{name: "not pinned yet", resolved: false, want: []Condition{
 			cond("Resolved", "False", "NotResolved", "no runtime is pinned yet"),
 			cond("Ready", "False", "NotResolved", "no runtime is pinned yet"),
