@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -271,4 +272,25 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A ResourceQuota that admits no pod: the service says QuotaExceeded (its
+// own condition, retried on the quota's backoff) and, never seen before,
+// still shows READY and a STATUS, not an empty status.
+func TestQuotaRefusedServiceShowsStatus(t *testing.T) {
+	t.Parallel()
+	ns := lifecycleNamespace(t, "e2e-noquota")
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "no-pods", Namespace: ns},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
+	_, err := env.Kube.CoreV1().ResourceQuotas(ns).Create(ctxT(t, apiTimeout), q, metav1.CreateOptions{})
+	require.NoError(t, err)
+	rt := createRuntime(t, MakeRuntime(uniqueName("e2e-noquota")).Obj())
+	createService(t, MakeService(ns, "blocked").Runtime(rt.Name).Obj())
+	isvc := waitService(t, ns, "blocked", "QuotaExceeded=True and a Ready condition", func(s *v1beta1.InferenceService) bool {
+		return conditionIs(s, "QuotaExceeded", metav1.ConditionTrue) && condition(s, v1beta1.ConditionReady) != nil
+	})
+	assert.Equal(t, metav1.ConditionFalse, condition(isvc, v1beta1.ConditionReady).Status)
+	col, st := getColumns(t, ns, "blocked")
+	assert.Equal(t, "0/1", col, "READY column")
+	assert.NotEmpty(t, st, "STATUS column")
 }

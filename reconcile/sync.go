@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
@@ -109,9 +110,26 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, c.writeStatus(ctx, isvc, nil, nil, dec, u, pods, nil, nil)
 	}
 	if _, quota := quotaDenial(err); quota || (err != nil && results == nil) {
+		if quota && results != nil {
+			c.firstStatus(ctx, key, isvc, topo, results, dec, gang)
+		}
 		return 0, err // a quota's refusal: QuotaExceeded (quotaRetry)
 	}
 	return c.finishSync(ctx, key, isvc, dec, topo, results, gang, pods, probs, lookAgain, err)
+}
+
+// firstStatus writes the counts and conditions of a service that has
+// none yet, when a quota refused its pods (status is never empty once the
+// service is seen). QuotaExceeded is quotaRetry's; the rest waits for a
+// sync that creates every pod, which clears QuotaExceeded.
+func (c *Controller) firstStatus(ctx context.Context, key string, isvc *v1beta1.InferenceService, topo []merge.ComponentTopology,
+	results []componentResult, dec *decision, gang *gangPlan) {
+	if meta.FindStatusCondition(isvc.Status.Conditions, v1beta1.ConditionReady) != nil {
+		return
+	}
+	if err := c.putStatus(ctx, isvc, desiredStatus(isvc, topo, results, dec, nil, gang, nil)); err != nil {
+		c.log.Error("writing the first status failed", "inferenceservice", key, "err", err)
+	}
 }
 
 // finishSync is the rest of a sync once the components' steps were
