@@ -142,8 +142,9 @@
 //     a 4xx other than not found, conflict, already exists and throttling,
 //     quoting it (the sync still fails and is retried with the queue's
 //     backoff; a ResourceQuota's refusal is QuotaExceeded instead, with
-//     a FailedCreate event per attempt on its own backoff). No event per
-//     attempt otherwise: one per change of reason.
+//     a FailedCreate event per attempt on its own backoff, and a service
+//     without a status yet gets its counts and conditions at once). No
+//     event per attempt otherwise: one per change of reason.
 //  8. The progress deadline (the planner's rule 9): the progress memory
 //     is kept per service and component like the backoff; a memory lost
 //     with a restart is seeded from the service's Progressing condition,
