@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"errors"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,28 +35,11 @@ func (c *Controller) apply(ctx context.Context, key string, isvc *v1beta1.Infere
 	return errors.Join(errs...)
 }
 
-// skeleton is the pod the reconciler creates: identity and group env only.
-// The pod webhook completes it from the pinned decision.
+// skeleton is the pod the reconciler creates: identity and group env
+// (merge.GroupPod, which berth render calls too). The pod webhook
+// completes it from the pinned decision.
 func skeleton(isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.PodID) *corev1.Pod {
-	g := merge.GroupIdentity{GroupIndex: int(p.Group), Role: p.Role, WorkerIndex: int(p.Worker)}
-	if t.MultiNode {
-		g.GroupSize = int(t.Workers) + 1
-		g.LeaderAddress = merge.LeaderAddress(isvc.Name, isvc.Namespace, t.Component, int(p.Group))
-	}
-	pod := merge.SkeletonPod(isvc, t.Component, g)
-	// The labels OME's runtimes select on, outside merge.SkeletonPod (and
-	// so outside the revision): they reach new pods without a roll, and
-	// syncPodLabels adds them to running ones.
-	for k, v := range merge.OMECompatLabels(t.Component, g) {
-		pod.Labels[k] = v
-	}
-	if p.RecreateCount > 0 {
-		if pod.Annotations == nil {
-			pod.Annotations = map[string]string{}
-		}
-		pod.Annotations[v1beta1.AnnotationRecreateCount] = strconv.Itoa(int(p.RecreateCount))
-	}
-	return pod
+	return merge.GroupPod(isvc, t, int(p.Group), p.Role, int(p.Worker), merge.GroupPodOptions{RecreateCount: p.RecreateCount})
 }
 
 func (c *Controller) createPod(ctx context.Context, key string, isvc *v1beta1.InferenceService, t merge.ComponentTopology, p plan.PodID, gang *gangPlan, routerSA string) error {
@@ -68,13 +50,9 @@ func (c *Controller) createPod(ctx context.Context, key string, isvc *v1beta1.In
 			pod = r
 		}
 	}
-	if t.Component == v1beta1.ComponentRouter && pod.Spec.ServiceAccountName == "" {
-		// Outside merge.SkeletonPod, so outside every revision: giving the
-		// router its account rolls nothing. A runtime or the service may
-		// still name another (the pod webhook lays theirs over it).
-		pod.Spec.ServiceAccountName = routerSA
-	}
-	gang.mark(isvc, pod, t.Component, p.Group)
+	// Outside every revision: the router's account and the gang mark
+	// (merge.MarkPod).
+	merge.MarkPod(pod, t.Component, merge.GroupPodOptions{RouterServiceAccount: routerSA, Gang: gang.markFor(isvc, t.Component, p.Group)})
 	c.exp.ExpectCreate(key, pod.Name)
 	c.m.write("create", "pods")
 	_, err := c.kube.CoreV1().Pods(isvc.Namespace).Create(ctx, pod, metav1.CreateOptions{})

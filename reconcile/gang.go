@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/reconcile/plan"
 )
 
 // Gang scheduling (doc.go, "Gang scheduling"): the PodGroup kinds of the
@@ -23,7 +25,7 @@ const (
 	// DefaultCoschedulingScheduler is the schedulerName of the
 	// scheduler-plugins scheduler that runs the coscheduling plugin
 	// (--coscheduling-scheduler-name).
-	DefaultCoschedulingScheduler = "scheduler-plugins-scheduler"
+	DefaultCoschedulingScheduler = plan.DefaultCoschedulingScheduler
 
 	// ConditionGangScheduling says whether the service's PodGroups exist
 	// and what their scheduler says; present only while gang scheduling
@@ -36,10 +38,11 @@ const (
 	ReasonGangUnschedulable  = "Unschedulable"
 
 	// Pod metadata that puts a pod in a PodGroup.
-	AnnotationVolcanoGroupName = "scheduling.k8s.io/group-name"
-	AnnotationVolcanoTaskSpec  = "volcano.sh/task-spec"
+	// (merge.MarkPod writes them; berth render shows them).
+	AnnotationVolcanoGroupName = merge.AnnotationVolcanoGroupName
+	AnnotationVolcanoTaskSpec  = merge.AnnotationVolcanoTaskSpec
 	AnnotationVolcanoQueueName = "scheduling.volcano.sh/queue-name"
-	LabelCoschedulingPodGroup  = "scheduling.x-k8s.io/pod-group"
+	LabelCoschedulingPodGroup  = merge.LabelCoschedulingPodGroup
 )
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

@@ -14,6 +14,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/reconcile/plan"
 )
 
@@ -184,4 +185,17 @@ func TestGangPodGroupPerGroupFollowsGroupsAndTurnsOff(t *testing.T) {
 	f.syncUntil("ns/chat", func() bool {
 		return f.podGroup("chat-engine-0") == nil && meta.FindStatusCondition(f.svc("chat").Status.Conditions, ConditionGangScheduling) == nil
 	})
+}
+
+// The task a pod's Volcano mark names (merge.GangTaskName) is the key the
+// PodGroup's minTaskMember uses (plan.TaskName).
+func TestGangTaskNamesAgree(t *testing.T) {
+	for _, c := range []struct {
+		component string
+		group     int
+	}{{"engine", 0}, {"decoder", 7}, {"engine", 12}} {
+		if got, want := merge.GangTaskName(c.component, c.group), plan.TaskName(c.component, int32(c.group)); got != want {
+			t.Errorf("merge.GangTaskName(%q, %d) = %q, plan.TaskName = %q", c.component, c.group, got, want)
+		}
+	}
 }

@@ -40,40 +40,20 @@ type gangPlan struct {
 }
 
 // pgName is the PodGroup of a pod: <isvc> for a prefill/decode service,
-// else the engine group's <isvc>-engine-<g>.
+// else the engine group's <isvc>-engine-<g> (merge.PodGroupName).
 func (g *gangPlan) pgName(isvc *v1beta1.InferenceService, component string, group int32) string {
-	if g.pd {
-		return isvc.Name
-	}
-	return merge.GroupServiceName(isvc.Name, component, int(group))
+	return merge.PodGroupName(isvc.Name, component, int(group), g.pd)
 }
 
-// mark puts a skeleton pod in its PodGroup: Volcano's group-name and
-// task-spec annotations, or coscheduling's label; and the backend's
-// schedulerName when gangPolicy alone turned gang scheduling on.
-func (g *gangPlan) mark(isvc *v1beta1.InferenceService, pod *corev1.Pod, component string, group int32) {
-	if g == nil || g.backend == nil || !g.member(component) {
-		return
+// markFor is the mark that puts a pod of component's group in its
+// PodGroup (merge.MarkPod writes it), or nil: no gang, or not a member.
+func (g *gangPlan) markFor(isvc *v1beta1.InferenceService, component string, group int32) *merge.GangMark {
+	if g == nil || g.backend == nil {
+		return nil
 	}
-	name := g.pgName(isvc, component, group)
-	switch g.backend.scheduler {
-	case v1beta1.GangSchedulerVolcano:
-		if pod.Annotations == nil {
-			pod.Annotations = map[string]string{}
-		}
-		pod.Annotations[AnnotationVolcanoGroupName] = name
-		pod.Annotations[AnnotationVolcanoTaskSpec] = plan.TaskName(component, group)
-	case v1beta1.GangSchedulerCoscheduling:
-		pod.Labels[LabelCoschedulingPodGroup] = name
-	}
-	if g.scheduler != "" {
-		pod.Spec.SchedulerName = g.scheduler
-	}
+	return merge.NewGangMark(g.backend.scheduler, g.scheduler, isvc.Name, component, int(group), g.pd)
 }
 
-func (g *gangPlan) member(component string) bool {
-	return component == v1beta1.ComponentEngine || g.pd && component == v1beta1.ComponentDecoder
-}
 
 // marked reports whether a pod carries the mark of PodGroup name.
 func (g *gangPlan) marked(p *corev1.Pod, name string) bool {

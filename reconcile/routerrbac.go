@@ -26,7 +26,7 @@ const ReasonRouterRBACConflict = "RouterRBACConflict"
 
 // RouterServiceAccountName is the ServiceAccount, Role and RoleBinding a
 // service's router runs under: <isvc>-router.
-func RouterServiceAccountName(isvc string) string { return isvc + "-" + v1beta1.ComponentRouter }
+func RouterServiceAccountName(isvc string) string { return merge.RouterServiceAccountName(isvc) }
 
 // routerRBACLabels are berth's identity labels on the router's RBAC
 // objects; the informers watch only objects carrying the first.

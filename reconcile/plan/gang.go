@@ -297,6 +297,11 @@ func MinRoleReplicas(m map[string]int32, component string) int32 {
 // VolcanoSchedulerName is the schedulerName of pods Volcano schedules.
 const VolcanoSchedulerName = "volcano"
 
+// DefaultCoschedulingScheduler is the schedulerName of scheduler-plugins'
+// scheduler (its Coscheduling profile) unless the reconciler is told
+// another (--coscheduling-scheduler-name).
+const DefaultCoschedulingScheduler = "scheduler-plugins-scheduler"
+
 // GangChoice is how a service's pods are gang-scheduled.
 type GangChoice struct {
 	// Backend is Volcano or Coscheduling; "" when gang scheduling is off.
