@@ -156,6 +156,7 @@ func documentedCommands(docsDir, node, ns string) []docRun {
 		run("kubectl explain isvc.spec.acceleratorSelector.strategy"),
 		run("kubectl explain servingpolicy.spec.validationActions"),
 		run("kubectl get acceleratorclasses"),
+		{cmd: "kubectl get controllerrevisions -l ome.io/inferenceservice=<isvc>", run: true, subst: map[string]string{"<isvc>": "llama-3-2-1b-instruct"}},
 		{cmd: "export KUBECONFIG=/tmp/berth-cluster-123456/kubeconfig", run: true, subst: map[string]string{"/tmp/berth-cluster-123456/kubeconfig": env.Cluster.KubeconfigPath}},
 		run("bin/k8s-v1.34.4/kubectl get nodes -L nvidia.com/gpu.product,amd.com/gpu.product"),
 		run("kubectl get acceleratorclasses,clusterservingruntimes,inferenceservices"),

@@ -199,3 +199,27 @@ func TestExplainServingPolicy(t *testing.T) {
 	assert.Contains(t, out, "AcceleratorClass nvidia-h100-80gb (has room now)")
 	assert.Contains(t, out, "AcceleratorClass/nvidia-b200-180gb  [excluded] forbidden by ServingPolicy/no-b200: ")
 }
+
+// TestRenderShowsWhatTheReconcilerAdds: berth render composes the pods the
+// reconciler creates (merge.GroupPod), so a gang-scheduled prefill/decode
+// service's engine and decoder show their PodGroup (one gang: the
+// service's name) and the gang scheduler, and its router the account berth
+// makes for it.
+func TestRenderShowsWhatTheReconcilerAdds(t *testing.T) {
+	out, stderr, code := berth(t, "render", "-f", "testdata/gang/pd-gang.yaml", "--from", "../../deploy/test-engine")
+	require.Equal(t, 0, code, stderr)
+	docs := strings.Split(out, "\n---\n")
+	require.Len(t, docs, 3, out)
+	for _, d := range docs {
+		switch {
+		case strings.Contains(d, "component engine"), strings.Contains(d, "component decoder"):
+			assert.Contains(t, d, "scheduling.x-k8s.io/pod-group: pd\n", "the gang's PodGroup label")
+			assert.Contains(t, d, "schedulerName: scheduler-plugins-scheduler\n")
+		case strings.Contains(d, "component router"):
+			assert.Contains(t, d, "serviceAccountName: pd-router\n")
+			assert.NotContains(t, d, "pod-group", "the router is never ganged")
+		default:
+			t.Errorf("a pod of no component:\n%s", d)
+		}
+	}
+}

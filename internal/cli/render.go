@@ -11,6 +11,8 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/objects"
+	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/reconcile/plan"
 	"github.com/berthdev/berth/webhook/handlers"
 )
 
@@ -20,20 +22,26 @@ Usage:
   berth render isvc/NAME [-n NAMESPACE] [--diff]
 
 Render prints, as YAML, the pods of every component of an InferenceService
-exactly as berth's pod webhook completes them: the pods the reconciler
-creates for group 0 (one per role: the single pod, or a leader and a
-worker) are sent through the webhook's own pod handler under the decision
-admission pins (runtime, AcceleratorClass, model), with the runtime's,
-class's, profiles' and the service's settings merged.
+exactly as berth creates them: the pods the reconciler creates for group 0
+(one per role: the single pod, or a leader and a worker; with what the
+reconciler adds outside the revision: OME's selector labels, the router's
+ServiceAccount, the gang PodGroup mark and scheduler, assuming the gang
+scheduler's PodGroup CRD is installed) are sent through the webhook's own
+pod handler under the decision admission pins (runtime, AcceleratorClass,
+model), with the runtime's, class's, profiles' and the service's settings
+merged.
 
 Offline, the decision is the one admission makes for the file's service
 (see berth explain). Online, it is the stored service's pin.
 
---diff compares the rendered pods with the pods running now (online: the
-service's pods in the cluster; offline: Pods in the --nodes files) and
-prints what a rollout would change: image, command, args, env, resources
-of each container, and the pod's nodeSelector. Without differences it
-prints "no changes".
+--diff renders the pod of each running pod's own slot (component, group,
+role, worker index) and compares them field by field (online: the
+service's pods in the cluster; offline: Pods in the --nodes files): every
+label and annotation the render sets, and every spec field it sets; lists
+of named items (containers, env, volumes, ports) are matched by name both
+ways. Fields only the running pod has (defaults, what other admission
+plugins add, nodeName) are not compared. Without differences it prints
+"no changes".
 
 Examples:
   # What will the pods of my service look like on the shipped runtimes?
@@ -78,7 +86,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			continue
 		}
 		if *diff {
-			writeDiff(stdout, r, runningPods(w.set, r.Service))
+			writeDiff(ctx, stdout, r, runningPods(w.set, r.Service))
 			continue
 		}
 		if err := writePods(stdout, r); err != nil {
@@ -101,6 +109,8 @@ type Rendered struct {
 	// Denial is admission's message when the service, or one of its pods,
 	// would be denied.
 	Denial string
+	// slot renders any slot's pod (for --diff, each running pod's own).
+	slot slotFunc
 }
 
 // Render admits isvc as explain does, then completes the reconciler's
@@ -125,16 +135,58 @@ func Render(ctx context.Context, w *world, isvc *v1beta1.InferenceService) (*Ren
 	}
 	// The pod handler reads the service as admission stored it.
 	pods := &handlers.Pods{Index: w.index, Services: objects.ServiceLister(adm.Service), Profiles: w.pods.Profiles, Policies: w.pods.Policies}
-	for _, sk := range handlers.SkeletonPods(adm.Service, d.Engine.Runtime.Spec) {
-		p, warns, err := pods.CompletePod(ctx, sk)
-		r.Warnings = append(r.Warnings, warns...)
-		if err != nil {
-			r.Denial = err.Error()
-			return r, nil
+	roles, _ := w.isvcs.ComposeRoles(adm.Service, d)
+	r.slot = slotRenderer(adm.Service, d.Engine.Runtime.Spec, roles, pods)
+	for _, t := range merge.Topology(adm.Service, d.Engine.Runtime.Spec) {
+		for _, g := range merge.CanonicalRoles(adm.Service, t) {
+			p, warns, err := r.slot(ctx, t.Component, 0, g.Role, g.WorkerIndex)
+			r.Warnings = append(r.Warnings, warns...)
+			if err != nil {
+				r.Denial = err.Error()
+				return r, nil
+			}
+			r.Pods = append(r.Pods, p)
 		}
-		r.Pods = append(r.Pods, p)
 	}
 	return r, nil
+}
+
+// slotFunc renders the pod of one slot (component, group, role, worker
+// index) of a service.
+type slotFunc func(ctx context.Context, component string, group int, role string, worker int) (*corev1.Pod, []string, error)
+
+// slotRenderer renders a slot's pod as the reconciler creates it
+// (merge.GroupPod: identity, OME's labels, the router's ServiceAccount,
+// the gang mark) and completes it with the pod webhook's own handler. The
+// gang backend is chosen as the reconciler chooses it (plan.ChooseGang,
+// from gangPolicy and the composed pods' schedulerName, with the
+// reconciler's default coscheduling scheduler name), assuming the
+// backend's PodGroup CRD is installed.
+func slotRenderer(svc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec, roles []merge.ComposedRole, pods *handlers.Pods) slotFunc {
+	topo := map[string]merge.ComponentTopology{}
+	for _, t := range merge.Topology(svc, rt) {
+		topo[t.Component] = t
+	}
+	_, pd := topo[v1beta1.ComponentDecoder]
+	schedulers := map[string]string{}
+	for _, r := range roles {
+		member := r.Topology.Component == v1beta1.ComponentEngine || pd && r.Topology.Component == v1beta1.ComponentDecoder
+		if member && r.Role != merge.RoleWorker && r.Pod != nil {
+			schedulers[r.Topology.Component] = r.Pod.Spec.SchedulerName
+		}
+	}
+	choice := plan.ChooseGang(svc.Spec.GangPolicy, schedulers, plan.DefaultCoschedulingScheduler)
+	return func(ctx context.Context, component string, group int, role string, worker int) (*corev1.Pod, []string, error) {
+		t, ok := topo[component]
+		if !ok {
+			return nil, nil, fmt.Errorf("the service has no component %q", component)
+		}
+		o := merge.GroupPodOptions{Gang: merge.NewGangMark(choice.Backend, choice.SchedulerName, svc.Name, component, group, pd)}
+		if component == v1beta1.ComponentRouter {
+			o.RouterServiceAccount = merge.RouterServiceAccountName(svc.Name)
+		}
+		return pods.CompletePod(ctx, merge.GroupPod(svc, t, group, role, worker, o))
+	}
 }
 
 func writePods(out io.Writer, r *Rendered) error {
