@@ -154,6 +154,12 @@ func TestOrphanedObjectsAreNotAdopted(t *testing.T) {
 		return err == nil && len(s.OwnerReferences) == 0
 	})
 	waitServiceGone(t, ns, "orphan")
+	crs, err := env.Kube.AppsV1().ControllerRevisions(ns).List(ctxT(t, apiTimeout), metav1.ListOptions{LabelSelector: v1beta1.LabelInferenceService + "=orphan"})
+	require.NoError(t, err)
+	require.NotEmpty(t, crs.Items, "the service's recorded revisions")
+	for _, cr := range crs.Items {
+		assert.Empty(t, cr.OwnerReferences, "ControllerRevision %s orphaned", cr.Name)
+	}
 
 	createService(t, svc)
 	isvc := waitService(t, ns, "orphan", "Degraded=True reason NameConflict",
@@ -195,21 +201,10 @@ func TestOrphanedObjectsAreNotAdopted(t *testing.T) {
 func waitServiceGone(t *testing.T, ns, name string) {
 	t.Helper()
 	bc := berthClient(t)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		s, err := bc.OmeV1beta1().InferenceServices(ns).Get(ctxT(t, apiTimeout), name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		require.NoError(t, err)
-		if time.Now().After(deadline) {
-			t.Logf("InferenceService %s/%s still has finalizers %v 30s after delete --cascade=orphan (the garbage collector could not orphan a dependent; see kube-controller-manager's log); removing them", ns, name, s.Finalizers)
-			out, err := kubectl(t, "", "patch", "isvc", name, "-n", ns, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
-			require.NoError(t, err, out)
-			deadline = time.Now().Add(settleTimeout)
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+	waitFor(t, ns, "the service gone (the garbage collector orphaned its dependents, its ControllerRevisions included)", func() bool {
+		_, err := bc.OmeV1beta1().InferenceServices(ns).Get(ctxT(t, apiTimeout), name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
 }
 
 // A worker of a leader+2-workers group is deleted: under

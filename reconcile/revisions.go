@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -275,7 +276,7 @@ func (c *Controller) newRecord(isvc *v1beta1.InferenceService, dec *decision, t 
 		}
 		data.Pods = append(data.Pods, recordedPod{Role: id.Role, Labels: pod.Labels, Annotations: pod.Annotations, Spec: pod.Spec})
 	}
-	raw, err := json.Marshal(data)
+	raw, err := canonicalJSON(data)
 	if err != nil {
 		return nil, err
 	}
@@ -413,4 +414,23 @@ func setGroupEnv(spec *corev1.PodSpec, group []corev1.EnvVar) {
 			}
 		}
 	}
+}
+
+// canonicalJSON is v as JSON with every object's keys sorted, the form the
+// apiserver re-encodes a ControllerRevision's data in when it applies a
+// patch to it (the garbage collector orphaning it, say): data is
+// immutable, and bytes in struct-field order would differ from the
+// re-encoded ones, so the patch would be refused.
+func canonicalJSON(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var generic any
+	if err := dec.Decode(&generic); err != nil {
+		return nil, err
+	}
+	return json.Marshal(generic)
 }

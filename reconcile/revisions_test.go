@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -204,5 +205,30 @@ func TestReadRecordRefusesWhatItCannotTrust(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
+	}
+}
+
+// A record's data is JSON with sorted keys: the apiserver re-encodes data
+// so when it patches the record (the garbage collector orphaning it), and
+// data is immutable.
+func TestRecordDataIsCanonical(t *testing.T) {
+	data := recordedTemplates{Revision: "abc", Component: "engine", Pods: []recordedPod{{
+		Role: "", Labels: map[string]string{"b": "2", "a": "1"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i:1", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}},
+	}}}
+	raw, err := canonicalJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var generic map[string]any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		t.Fatal(err)
+	}
+	again, err := json.Marshal(generic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(raw) != string(again) {
+		t.Errorf("data changes when re-encoded:\n%s\n%s", raw, again)
 	}
 }
