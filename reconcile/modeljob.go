@@ -50,12 +50,23 @@ func storageURIOf(spec v1beta1.BaseModelSpec) string {
 	return *spec.Storage.StorageURI
 }
 
+// inspectNamespace is where a model's inspector Job runs: the claim's
+// namespace when the URI names one (pvc://<namespace>:<claim>/<path>; a
+// pod mounts only claims of its own namespace), else the model's
+// credentials namespace.
+func inspectNamespace(credentials string, loc v1beta1.StorageLocation) string {
+	if loc.ClaimNamespace != "" {
+		return loc.ClaimNamespace
+	}
+	return credentials
+}
+
 // inspect runs the model's inspector Job and reads its result: Inspecting
 // (with how soon to look again) while it runs; the metadata, or the
 // failure its termination message reports, once it ended. A finished Job
 // is deleted after it is read, so a retry runs a new one.
 func (c *Controller) inspect(ctx context.Context, m *model, loc v1beta1.StorageLocation) (plan.ModelOutcome, time.Duration, error) {
-	ns, name := c.credentialsNamespace(m), inspectJobName(m)
+	ns, name := inspectNamespace(c.credentialsNamespace(m), loc), inspectJobName(m)
 	jobs := c.kube.BatchV1().Jobs(ns)
 	job, err := jobs.Get(ctx, name, metav1.GetOptions{})
 	switch {

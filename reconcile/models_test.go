@@ -478,3 +478,19 @@ func TestS3ModelParametersAndCredentials(t *testing.T) {
 		})
 	}
 }
+
+// The inspector Job of a pvc://<namespace>:<claim>/<path> model runs where
+// the claim is; others in the model's credentials namespace.
+func TestInspectNamespace(t *testing.T) {
+	for _, c := range []struct {
+		loc  v1beta1.StorageLocation
+		want string
+	}{
+		{v1beta1.StorageLocation{ClaimName: "models"}, "berth-system"},
+		{v1beta1.StorageLocation{ClaimNamespace: "team-a", ClaimName: "models", SubPath: "llama"}, "team-a"},
+	} {
+		if got := inspectNamespace("berth-system", c.loc); got != c.want {
+			t.Errorf("inspectNamespace(%+v) = %q, want %q", c.loc, got, c.want)
+		}
+	}
+}
