@@ -56,7 +56,10 @@ const (
 	// kind of its source: an AcceleratorClass made from a ResourceFlavor
 	// (SyncedFromResourceFlavor), or a ResourceFlavor made from an
 	// AcceleratorClass's integration.kueueResourceFlavor
-	// (SyncedFromAcceleratorClass). An owner reference names the source.
+	// (SyncedFromAcceleratorClass). A flavor made from a class is owned by
+	// it; a class made from a flavor is never owned by it (reinstalling
+	// Kueue would delete it): annotation ome.io/kueue-resource-flavor
+	// names its source.
 	LabelSyncedFrom = "ome.io/synced-from"
 	// SyncedFromResourceFlavor and SyncedFromAcceleratorClass are the
 	// values of LabelSyncedFrom.
