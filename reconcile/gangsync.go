@@ -54,7 +54,6 @@ func (g *gangPlan) markFor(isvc *v1beta1.InferenceService, component string, gro
 	return merge.NewGangMark(g.backend.scheduler, g.scheduler, isvc.Name, component, int(group), g.pd)
 }
 
-
 // marked reports whether a pod carries the mark of PodGroup name.
 func (g *gangPlan) marked(p *corev1.Pod, name string) bool {
 	if g.backend.scheduler == v1beta1.GangSchedulerVolcano {
