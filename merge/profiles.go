@@ -11,7 +11,7 @@ import (
 )
 
 // profileUse is one ClusterEngineRuntimeProfile attached to a component,
-// with the component's per-container overrides (seed 004). Revision hashes
+// with the component's per-container overrides (KEP-92). Revision hashes
 // the JSON of the references to NoUpdate profiles: their name and
 // overrides, never their spec.
 type profileUse struct {

@@ -75,7 +75,7 @@ func overlayResources(base, over corev1.ResourceList) corev1.ResourceList {
 	return base
 }
 
-// maxResources keeps, per resource, the larger of base and over (seed 002, Rule 4).
+// maxResources keeps, per resource, the larger of base and over (OEP-0003, Rule 4).
 func maxResources(base, over corev1.ResourceList) corev1.ResourceList {
 	if len(over) == 0 {
 		return base

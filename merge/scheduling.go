@@ -180,7 +180,7 @@ func unionDeep[T any](base, over []T) []T {
 // by the rule selection uses to find the class's nodes: the nodeSelector
 // pattern (discovery.nodeSelector with the spec.nodeSelector shorthand,
 // ANDed) and each discovery.nodeSelectorTerm are alternatives, so a node of
-// the class matches any one of them (seed 002 calls the terms "alternative
+// the class matches any one of them (OEP-0003 calls the terms "alternative
 // discovery patterns"). Without terms the pattern is a plain nodeSelector.
 // With terms the whole rule is the class's required node affinity: the
 // pattern becomes one more term, left out when a term already admits every

@@ -9,8 +9,8 @@
 // The pure half lives in reconcile/plan (no client-go): what should exist
 // and the next step, as a function of (component spec, observed pods,
 // clock, backoff memory). This package is the thin client-go loop around
-// it. Glossary: "seed 003" is Kthena's ModelServing (serving groups,
-// partitioned rolling updates, recovery policies); "LWS" is
+// it. The serving groups follow Kthena's ModelServing (docs/glossary.md:
+// serving groups, partitioned rolling updates, recovery policies); "LWS" is
 // LeaderWorkerSet, whose group env (LWS_LEADER_ADDRESS, LWS_GROUP_SIZE,
 // LWS_WORKER_INDEX) engines' multi-node launchers read.
 //
@@ -294,7 +294,7 @@
 //
 // # Gang scheduling (gang.go, gangsync.go, podgroup.go)
 //
-// Seed 003 gives each ServingGroup one Volcano PodGroup. berth's serving
+// Kthena's ModelServing gives each ServingGroup one Volcano PodGroup. berth's serving
 // groups are per component, so the mapping is:
 //
 //   - A service without a decoder: one PodGroup per engine serving group,
@@ -519,7 +519,7 @@
 // spec.nodeTaints and spec.tolerations. Each pair has one source, so edits
 // never ping-pong:
 //
-//   - Flavor to class (seed 002, Story 3): a flavor named gpu-* or
+//   - Flavor to class (OEP-0003, Story 3): a flavor named gpu-* or
 //     annotated ome.io/accelerator-class=<class> makes the class (its own
 //     name, or the annotation's) with spec.nodeSelector = nodeLabels,
 //     annotation ome.io/kueue-resource-flavor=<flavor> and label

@@ -34,7 +34,7 @@ import (
 var ResourceFlavorGVR = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "resourceflavors"}
 
 // FlavorPrefix names the ResourceFlavors that make a class without an
-// annotation (seed 002, Story 3: gpu-nvidia-a100).
+// annotation (OEP-0003, Story 3: gpu-nvidia-a100).
 const FlavorPrefix = "gpu-"
 
 const fieldManagerKueue = "berth-kueue-sync"

@@ -160,7 +160,7 @@ func (c *classEntry) readCost(cost *v1beta1.AcceleratorCost) {
 // matchesNode: the nodeSelector pattern (discovery.nodeSelector and the
 // spec.nodeSelector shorthand, ANDed) and each discovery.nodeSelectorTerm
 // are alternatives, ORed as Kubernetes ORs the terms of a node selector:
-// seed 002 calls the terms "alternative discovery patterns", and its A100
+// OEP-0003 calls the terms "alternative discovery patterns", and its A100
 // class pins the SXM4 part in nodeSelector while a term adds the PCIe one.
 // merge.ClassPlacement gives pods the same rule. A class with no selector
 // at all discovers no node: matching every node would count CPU nodes as

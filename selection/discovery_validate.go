@@ -26,7 +26,7 @@ var supportedOperators = []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt",
 // ValidateDiscovery checks the operators and values of a class's
 // discovery.nodeSelectorTerms against what node affinity can express, since
 // pods of the class get the same terms as required node affinity
-// (merge.ClassPlacement). Seed 002's base set writes "Lt 24Gi" and
+// (merge.ClassPlacement). OEP-0003's base set writes "Lt 24Gi" and
 // "Gte 32Gi": berth denies them, naming the exact field, the value and the
 // rewrite (for nvidia.com/gpu.memory, in MiB: "Gt 32767"), rather than
 // match nodes by a rule the pods could not state.

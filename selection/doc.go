@@ -227,13 +227,13 @@
 //
 // A class's nodes match its nodeSelector pattern (discovery.nodeSelector
 // and the spec.nodeSelector shorthand, ANDed) or any of
-// discovery.nodeSelectorTerms: the terms are seed 002's "alternative
+// discovery.nodeSelectorTerms: the terms are OEP-0003's "alternative
 // discovery patterns", ORed with the pattern and each other as Kubernetes
 // ORs node selector terms. A class without any selector has no nodes.
 // merge.ClassPlacement gives the class's pods the same rule, so discovery
 // uses only what node affinity expresses: In, NotIn, Exists, DoesNotExist,
 // and Gt/Lt with one integer. ValidateDiscovery denies anything else with
-// the exact field, the value and the rewrite (seed 002's "Gte 32Gi" on
+// the exact field, the value and the rewrite (OEP-0003's "Gte 32Gi" on
 // nvidia.com/gpu.memory, which counts MiB, is "Gt 32767").
 //
 // # Counting a class's accelerators

@@ -199,7 +199,7 @@ func (w *why) String() string { return strings.Join(w.p[:w.n], "") }
 // that was never told about fp8 weights cannot be assumed to load them.
 // Versions: a runtime version needs a model version to compare with, except
 // for a KServe predictor's inline format, where an absent version means any
-// (seed 001: a predictor asking for "sklearn" gets the runtime of sklearn 1).
+// (KServe's Serving Runtimes page: a predictor asking for "sklearn" gets the runtime of sklearn 1).
 func (f *formatEntry) mismatch(m *modelEntry) why {
 	if f.err != "" {
 		return because(f.err)

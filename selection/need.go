@@ -328,7 +328,7 @@ func (x *Index) nodesWithLabels(sel map[string]string) []*nodeEntry {
 // accelerator resource anywhere in the composed engine or decoder (runners
 // of the component, its leader and workers, the KServe main container, and
 // accelerator configurations). A service that asks for none gets no class
-// (seed 002: the new fields "only enhance functionality when used"), so a
+// (OEP-0003: the new fields "only enhance functionality when used"), so a
 // CPU model server never lands on, or waits for, a GPU node.
 func (x *Index) asksForAccelerator(isvc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec, engine need) bool {
 	if engine.perPod > 0 || isvc.Spec.AcceleratorSelector != nil || rt.AcceleratorRequirements != nil {

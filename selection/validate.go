@@ -16,7 +16,7 @@ func ValidateRuntimeSpec(path string, spec *v1beta1.ServingRuntimeSpec) (errs []
 		return []string{path + ": is empty; set supportedModelFormats"}, nil
 	}
 	// One format name keeps one priority across its versions, otherwise the
-	// runtime's rank would depend on which version a model has (seed 000).
+	// runtime's rank would depend on which version a model has (OME's Serving Runtime page).
 	firstPriority := map[string]int{}
 	for i := range spec.SupportedModelFormats {
 		f := &spec.SupportedModelFormats[i]

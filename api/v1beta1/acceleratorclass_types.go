@@ -84,12 +84,12 @@ type AcceleratorCapabilities struct {
 
 // AcceleratorDiscovery tells how to find the nodes that carry the accelerator.
 // The nodeSelector (with the spec.nodeSelector shorthand) is one pattern and
-// each of nodeSelectorTerms is an alternative one (seed 002): a node belongs
+// each of nodeSelectorTerms is an alternative one (OEP-0003): a node belongs
 // to the class when it matches any of them, as Kubernetes ORs node selector
 // terms. Pods of the class get the same rule as required node affinity.
 // Operators and values are checked by the validating webhook
 // (selection.ValidateDiscovery), which names the exact field, the value and
-// the rewrite (seed 002's "Gte 32Gi" on nvidia.com/gpu.memory is "Gt
+// the rewrite (OEP-0003's "Gte 32Gi" on nvidia.com/gpu.memory is "Gt
 // 32767"); a CEL rule here could only name spec.discovery.
 type AcceleratorDiscovery struct {
 	// NodeSelector labels every node of the class carries.
@@ -168,7 +168,7 @@ type AcceleratorClassSpec struct {
 	// +optional
 	Discovery AcceleratorDiscovery `json:"discovery,omitempty"`
 	// NodeSelector is a shorthand for discovery.nodeSelector, as written by
-	// Kueue ResourceFlavor sync (seed 002, Story 3). Both are ANDed.
+	// Kueue ResourceFlavor sync (OEP-0003, Story 3). Both are ANDed.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// Capabilities of one accelerator of this class.

@@ -8,7 +8,7 @@ import (
 // +kubebuilder:validation:Enum=concurrency;rps;cpu;memory
 type ScaleMetric string
 
-// The scale metrics of seed 000.
+// The scale metrics of OME's Serving Runtime page.
 const (
 	ScaleMetricConcurrency ScaleMetric = "concurrency"
 	ScaleMetricRPS         ScaleMetric = "rps"
@@ -89,7 +89,7 @@ type AcceleratorConfiguration struct {
 	// +listType=atomic
 	Env []corev1.EnvVar `json:"env,omitempty"`
 	// Resources are merged per resource, keeping the larger of the user's and
-	// this value (seed 002, Rule 4).
+	// this value (OEP-0003, Rule 4).
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 	// Runner overrides; its args are merged by flag, and skipped when the
@@ -99,7 +99,7 @@ type AcceleratorConfiguration struct {
 }
 
 // EngineRuntimeRef attaches a ClusterEngineRuntimeProfile's sidecars to a
-// component, with per-component overrides (seed 004).
+// component, with per-component overrides (KEP-92).
 type EngineRuntimeRef struct {
 	// ProfileName is the ClusterEngineRuntimeProfile to attach.
 	// +kubebuilder:validation:MinLength=1

@@ -57,7 +57,7 @@ type AcceleratorSelector struct {
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// Annotations are free-form hints for the selection strategy, such as
-	// ome.io/cost-threshold (seed 002, Story 6). berth accepts and keeps
+	// ome.io/cost-threshold (OEP-0003, Story 6). berth accepts and keeps
 	// them; no strategy reads them yet.
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
@@ -209,7 +209,7 @@ type PredictorSpec struct {
 
 // InferenceServiceSpec is what the user asks to serve, and how.
 // +kubebuilder:validation:XValidation:rule="!has(self.decoder) || has(self.engine)",message="decoder needs engine: prefill/decode serving runs the engine as the prefill side"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.gangPolicy) || has(self.gangPolicy)",message="spec.gangPolicy cannot be removed once set (seed 003): PodGroups and the pods' scheduling follow it; delete and recreate the service to drop gang scheduling"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.gangPolicy) || has(self.gangPolicy)",message="spec.gangPolicy cannot be removed once set: PodGroups and the pods' scheduling follow it; delete and recreate the service to drop gang scheduling"
 type InferenceServiceSpec struct {
 	// Model to serve.
 	// +optional
@@ -263,7 +263,7 @@ type InferenceServiceSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
-	// GangPolicy turns on gang scheduling (seed 003): the reconciler keeps
+	// GangPolicy turns on gang scheduling (Kthena's ModelServing): the reconciler keeps
 	// a PodGroup per serving group, so a multi-node group or a
 	// prefill/decode pair is placed whole or not at all. Pods whose
 	// schedulerName is volcano or the coscheduling scheduler's are ganged
@@ -285,14 +285,14 @@ const (
 )
 
 // Gang roles. A prefill/decode service gangs its engine (prefill) and
-// decoder (decode) in one PodGroup; seed 003's role names are accepted as
+// decoder (decode) in one PodGroup; Kthena's role names are accepted as
 // aliases.
 const (
 	GangRolePrefill = "prefill" // = engine
 	GangRoleDecode  = "decode"  // = decoder
 )
 
-// GangPolicy is seed 003's gangPolicy.
+// GangPolicy is Kthena ModelServing's gangPolicy.
 type GangPolicy struct {
 	// Scheduler is the backend: Volcano or Coscheduling. Empty: the one
 	// the pods' schedulerName names, else Volcano.
@@ -327,7 +327,7 @@ type RolloutStrategyType string
 // highest ordinal first, honouring partition and maxUnavailable.
 const ServingGroupRollingUpdate RolloutStrategyType = "ServingGroupRollingUpdate"
 
-// RolloutStrategy is seed 003's rolloutStrategy.
+// RolloutStrategy is Kthena ModelServing's rolloutStrategy.
 type RolloutStrategy struct {
 	// Type of the rollout; only ServingGroupRollingUpdate exists.
 	// +optional
@@ -355,7 +355,7 @@ type RollingUpdateConfiguration struct {
 // +kubebuilder:validation:Enum=ServingGroupRecreate;RoleRecreate;None
 type RecoveryPolicy string
 
-// The recovery policies of seed 003.
+// The recovery policies of Kthena's ModelServing.
 const (
 	ServingGroupRecreate RecoveryPolicy = "ServingGroupRecreate"
 	RoleRecreate         RecoveryPolicy = "RoleRecreate"

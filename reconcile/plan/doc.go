@@ -34,7 +34,7 @@
 // # Gang scheduling (gang.go)
 //
 // The PodGroup of a gang (see package reconcile) as pure functions:
-// GangFormula is seed 003's (minMember, minTaskMember keyed <role>-<g>,
+// GangFormula is Kthena ModelServing's (minMember, minTaskMember keyed <role>-<g>,
 // minResources, one subgroup per role) for GangRoles; GangFor lowers
 // each count to the live pods that will exist after a step (GangLiveAfter:
 // observed, not terminating or terminal, minus deletes, plus creates), per
@@ -47,8 +47,8 @@
 //
 // # Glossary
 //
-//   - Seed 003: "A Deep Dive of the Kthena's ModelServing", the design this
-//     package follows: serving groups, rolling updates from the highest
+//   - Kthena's ModelServing (docs/glossary.md): the design this package
+//     follows: serving groups, rolling updates from the highest
 //     ordinal down with partition and maxUnavailable, restart policies.
 //   - Serving group (group): the pods that serve together, ordinal g >= 0.
 //     Single-pod groups have one pod of role "". Multi-node groups have a
@@ -122,7 +122,7 @@
 //     Ready first, then the highest ordinal first. Deleting a Ready group
 //     uses the allowance of rule 5; when there is none left, the next
 //     group that is not Ready is deleted instead.
-//  5. Rolling update (ServingGroupRollingUpdate, seed 003). Outdated live
+//  5. Rolling update (ServingGroupRollingUpdate, Kthena's ModelServing). Outdated live
 //     groups at or above the partition roll; groups below it never do.
 //     Outdated groups that are not Ready go first, all at once: they are
 //     unavailable anyway, so deleting them costs nothing (the fix for

@@ -30,7 +30,7 @@ type GangRole struct {
 	LeaderRequests, WorkerRequests corev1.ResourceList
 }
 
-// Groups is how many of the role's groups the gang needs: seed 003's
+// Groups is how many of the role's groups the gang needs: Kthena's
 // min(minRoleReplicas, replicas), all replicas when MinReplicas is 0.
 func (r GangRole) Groups() int32 {
 	if r.MinReplicas > 0 {
@@ -75,13 +75,13 @@ type SubGroup struct {
 type Gang struct {
 	MinMember int32
 	// MinTaskMember is Volcano's per task count, keyed <role>-<group>
-	// (seed 003): the first Groups() groups of each role, each its size.
+	// (Kthena's ModelServing): the first Groups() groups of each role, each its size.
 	MinTaskMember map[string]int32
 	MinResources  corev1.ResourceList
 	SubGroups     []SubGroup
 }
 
-// GangFormula is seed 003's PodGroup for the roles, as if every pod
+// GangFormula is Kthena ModelServing's PodGroup for the roles, as if every pod
 // existed: minMember = Σ_roles Groups() × (1 + workers); minTaskMember
 // <role>-<i> = 1 + workers for i < Groups(); minResources the requests of
 // those pods; one subgroup per role.
@@ -280,7 +280,7 @@ func (g Gang) Equal(o Gang) bool {
 }
 
 // MinRoleReplicas is gangPolicy.minRoleReplicas for a role, by its
-// component name or seed 003's alias (prefill for engine, decode for
+// component name or Kthena's alias (prefill for engine, decode for
 // decoder); 0 when neither is set.
 func MinRoleReplicas(m map[string]int32, component string) int32 {
 	if v, ok := m[component]; ok {

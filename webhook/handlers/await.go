@@ -10,7 +10,7 @@ import (
 )
 
 // A service waits, admitted without a pin, instead of being denied, when
-// (issue 11: `kubectl apply -f dir/` creates files in name order, so the
+// (`kubectl apply -f dir/` creates files in name order, so the
 // service may come before what it names):
 //
 //   - its model awaits metadata (model.go), or

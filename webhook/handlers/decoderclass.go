@@ -9,7 +9,7 @@ import (
 	"github.com/berthdev/berth/selection"
 )
 
-// Engine and decoder may run on different AcceleratorClasses (seed 002:
+// Engine and decoder may run on different AcceleratorClasses (OEP-0003:
 // "Engine and Decoder can have different AcceleratorClass selections").
 //
 //   - The engine's class is chosen as for any service, except that

@@ -11,7 +11,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
 
-// spec.gangPolicy cannot be removed once set (seed 003): the webhook says
+// spec.gangPolicy cannot be removed once set: the webhook says
 // so with the field, as the CRD's transition rule does.
 func TestValidateDeniesRemovingGangPolicy(t *testing.T) {
 	w := seedWorld(t)

@@ -10,7 +10,7 @@ import (
 
 // kserveFramework maps a KServe "previous schema" predictor key to the model
 // format it serves. KServe's defaulter gives Triton, ONNX and Hugging Face
-// protocol v2 (seed 001; kserve pkg/apis/serving/v1beta1
+// protocol v2 (KServe's Serving Runtimes page; kserve pkg/apis/serving/v1beta1
 // inference_service_defaults.go); the runtime is auto-selected.
 type kserveFramework struct {
 	format   string
@@ -79,7 +79,7 @@ func userProtocol(isvc *v1beta1.InferenceService) bool {
 //  1. the previous schema (predictor.sklearn, ...) becomes predictor.model with
 //     the format named, as KServe's defaulter does: no runtime is named, so
 //     selection chooses among the runtimes that serve the format, by
-//     priority (seed 001's sklearn with protocol v2 goes to mlserver);
+//     priority (KServe's sklearn with protocol v2 goes to mlserver);
 //
 //  2. predictor.model becomes berth's shape: spec.runtime, spec.protocolVersion
 //     and spec.engine (replicas, pod settings, and the container as the

@@ -12,7 +12,7 @@ import (
 	"github.com/berthdev/berth/version"
 )
 
-// The model a service resolves to, at admission (issue 11):
+// The model a service resolves to, at admission:
 //
 //   - Selection reads the model's merged view: what the admin wrote, with
 //     every field left unset filled from status.discovered.

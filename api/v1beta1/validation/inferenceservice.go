@@ -132,7 +132,7 @@ func GangRoles(spec *v1beta1.InferenceServiceSpec) []GangRole {
 }
 
 // gangRoleNames are the names minRoleReplicas accepts: berth's components
-// and seed 003's names for them.
+// and Kthena's names for them.
 var gangRoleNames = []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder, v1beta1.GangRolePrefill, v1beta1.GangRoleDecode}
 
 // ValidateGangPolicy checks spec.gangPolicy against the service's gang
@@ -202,7 +202,7 @@ func roleList(roles []GangRole) string {
 func ValidateGangPolicyUpdate(old, cur *v1beta1.InferenceServiceSpec) field.ErrorList {
 	if old.GangPolicy != nil && cur.GangPolicy == nil {
 		return field.ErrorList{field.Forbidden(field.NewPath("spec", "gangPolicy"),
-			"cannot be removed once set (seed 003): PodGroups and the pods' scheduling follow it; delete and recreate the service to drop gang scheduling")}
+			"cannot be removed once set: PodGroups and the pods' scheduling follow it; delete and recreate the service to drop gang scheduling")}
 	}
 	return nil
 }

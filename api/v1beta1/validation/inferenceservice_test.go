@@ -154,7 +154,7 @@ func TestValidateGangPolicyUpdate(t *testing.T) {
 		{name: "changed", old: set, cur: pd(minRoles(map[string]int32{"prefill": 1}))},
 		{name: "never set", old: pd(nil), cur: pd(nil)},
 		{name: "removed", old: set, cur: pd(nil),
-			want: field.ErrorList{field.Forbidden(field.NewPath("spec", "gangPolicy"), "cannot be removed once set (seed 003): PodGroups and the pods' scheduling follow it; delete and recreate the service to drop gang scheduling")}},
+			want: field.ErrorList{field.Forbidden(field.NewPath("spec", "gangPolicy"), "cannot be removed once set: PodGroups and the pods' scheduling follow it; delete and recreate the service to drop gang scheduling")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package gang is what the local control plane (internal/devenv) offers for
-// gang scheduling (issue 13): the name of its second scheduler, the
+// gang scheduling: the name of its second scheduler, the
 // scheduler-plugins scheduler with the Coscheduling plugin, and the
 // PodGroup CRDs of the two gang schedulers berth knows — scheduler-plugins'
 // Coscheduling (scheduling.x-k8s.io/v1alpha1) and Volcano
