@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/berthdev/berth/api/policy/v1alpha1"
-	"github.com/berthdev/berth/policy/imageref"
+	"github.com/berthdev/berth/api/policy/v1alpha1/imageref"
 )
 
 // imageRule is a compiled v1alpha1.ImageRule.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/berthdev/berth/policy/imageref"
+	"github.com/berthdev/berth/api/policy/v1alpha1/imageref"
 )
 
 func TestImageRule(t *testing.T) {

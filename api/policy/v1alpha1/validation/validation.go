@@ -34,7 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/berthdev/berth/api/policy/v1alpha1"
-	"github.com/berthdev/berth/policy/imageref"
+	"github.com/berthdev/berth/api/policy/v1alpha1/imageref"
 )
 
 var knownActions = []string{string(v1alpha1.Deny), string(v1alpha1.Warn), string(v1alpha1.Audit)}
