@@ -8,15 +8,14 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/policy"
 	"github.com/berthdev/berth/selection"
-	"github.com/berthdev/berth/webhook/cache"
 )
 
 // Feed puts every object selection reads into x, as the webhook's cache
 // forwards informer events (webhook/cache.New): runtimes, models and
 // classes as they are (the index copies them and folds OME's aliases when
-// it compiles a runtime), nodes through cache.NodeInfo, and the pods that
+// it compiles a runtime), nodes through selection.NodeInfoOf, and the pods that
 // hold node resources (bound, not finished) through
-// cache.PodAcceleratorRequests.
+// selection.PodAcceleratorRequests.
 func (s *Set) Feed(x *selection.Index) {
 	for _, o := range s.ServingRuntimes {
 		x.UpsertServingRuntime(o)
@@ -34,13 +33,13 @@ func (s *Set) Feed(x *selection.Index) {
 		x.UpsertAcceleratorClass(o)
 	}
 	for _, n := range s.Nodes {
-		x.UpsertNode(cache.NodeInfo(n.DeepCopy()))
+		x.UpsertNode(selection.NodeInfoOf(n.DeepCopy()))
 	}
 	for _, p := range s.Pods {
 		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		x.SetPodUsage(p.Namespace+"/"+p.Name, p.Spec.NodeName, cache.PodAcceleratorRequests(p))
+		x.SetPodUsage(p.Namespace+"/"+p.Name, p.Spec.NodeName, selection.PodAcceleratorRequests(p))
 	}
 }
 

@@ -2,8 +2,8 @@
 // directories (recursively, multi-document, kustomization.yaml skipped)
 // and from a cluster (read-only lists), into one Set that feeds a
 // selection.Index exactly as the webhook's cache does (webhook/cache): the
-// same Upsert calls, nodes and pods reduced by cache.NodeInfo and
-// cache.PodAcceleratorRequests. `berth explain`, `render` and `lint` read
+// same Upsert calls, nodes and pods reduced by selection.NodeInfoOf and
+// selection.PodAcceleratorRequests. `berth explain`, `render` and `lint` read
 // through it.
 //
 // Every object remembers the file and line its document starts at, so
