@@ -21,9 +21,9 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv"
 	"github.com/berthdev/berth/internal/devenv/cluster"
-	"github.com/berthdev/berth/internal/devenv/fleet"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/devenv/kwok"
+	"github.com/berthdev/berth/internal/fleet"
 )
 
 // accelCluster is a control plane of its own with berth's CRDs and the
@@ -76,7 +76,7 @@ func startAccelCluster(t *testing.T, ctx context.Context, extraCRDs []string, be
 }
 
 // discoveredWant is one fleet product's class, by value from the fleet's
-// labels (internal/devenv/fleet/fleet.yaml): NVIDIA memory is
+// labels (internal/fleet/fleet.yaml): NVIDIA memory is
 // nvidia.com/gpu.memory MiB, compute capability major.minor; the AMD and
 // Intel pools carry no memory label.
 type discoveredWant struct {

@@ -41,8 +41,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/internal/devenv/fleet"
 	"github.com/berthdev/berth/internal/devenv/install"
+	"github.com/berthdev/berth/internal/fleet"
 )
 
 // ---------------------------------------------------------------------------
@@ -571,7 +571,7 @@ func TestDecisionPCIeAlternativeMatches(t *testing.T) {
 	taint := corev1.Taint{Key: "berth.dev/e2e-pcie", Value: suffix, Effect: corev1.TaintEffectNoSchedule}
 	nodeName := "e2e-a100-pcie-" + suffix
 
-	// The node, as internal/devenv/fleet makes one.
+	// The node, as internal/fleet makes one.
 	res := corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("96"), corev1.ResourceMemory: resource.MustParse("1Ti"),
 		corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8"),

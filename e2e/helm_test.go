@@ -28,9 +28,9 @@ import (
 	"github.com/berthdev/berth/deploy/chart"
 	"github.com/berthdev/berth/internal/devenv"
 	"github.com/berthdev/berth/internal/devenv/cluster"
-	"github.com/berthdev/berth/internal/devenv/fleet"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/devenv/kwok"
+	"github.com/berthdev/berth/internal/fleet"
 )
 
 // helmCluster is a control plane of its own for the Helm tests: the chart

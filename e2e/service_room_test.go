@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/internal/devenv/fleet"
+	"github.com/berthdev/berth/internal/fleet"
 )
 
 // roomNodeLabel marks the nodes of one room test (value: <set>-<class>).

@@ -17,7 +17,7 @@ import (
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv"
-	"github.com/berthdev/berth/internal/devenv/fleet"
+	"github.com/berthdev/berth/internal/fleet"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/internal/devenv/fleet"
+	"github.com/berthdev/berth/internal/fleet"
 	"github.com/berthdev/berth/internal/objects"
 	"github.com/berthdev/berth/policy"
 	"github.com/berthdev/berth/selection"
@@ -34,7 +34,7 @@ func (s *sourceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&s.files, "f", "InferenceService file(s) to decide for (offline); other objects in them are read too. Repeatable")
 	fs.Var(&s.from, "from", "files or directories (recursive, multi-document YAML; kustomization.yaml skipped) holding runtimes, models, AcceleratorClasses, profiles and ServingPolicies. Repeatable")
 	fs.Var(&s.nodes, "nodes", "YAML file(s) of Nodes (a List, or documents) and bound Pods, for AcceleratorClass availability (offline)")
-	fs.StringVar(&s.fleet, "fleet", "", "a fleet file (internal/devenv/fleet format) whose nodes give availability, or \"default\" for berth's local fake fleet (offline)")
+	fs.StringVar(&s.fleet, "fleet", "", "a fleet file (internal/fleet format) whose nodes give availability, or \"default\" for berth's local fake fleet (offline)")
 	fs.StringVar(&s.namespace, "n", "", "namespace of the InferenceService (online), and of namespaced objects in files that name none (default \"default\")")
 	fs.StringVar(&s.kubeconfig, "kubeconfig", "", "kubeconfig for online mode (default $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&s.downloader, "downloader-image", handlers.DefaultModelDownloaderImage, "model downloader image the webhook pins (its --model-downloader-image)")

@@ -12,12 +12,12 @@ import (
 
 	"github.com/berthdev/berth/deploy"
 	"github.com/berthdev/berth/internal/devenv/cluster"
-	"github.com/berthdev/berth/internal/devenv/fleet"
 	"github.com/berthdev/berth/internal/devenv/gang"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/devenv/kwok"
 	"github.com/berthdev/berth/internal/devenv/node"
 	"github.com/berthdev/berth/internal/devenv/process"
+	"github.com/berthdev/berth/internal/fleet"
 )
 
 // Options configure Up.
@@ -30,7 +30,7 @@ type Options struct {
 	// with `make deps` (cluster.EnsureBinaries). Empty: the checkout
 	// around the working directory, if any; outside one nothing is built.
 	Root string
-	// Fleet to create; nil: the default fleet (internal/devenv/fleet/fleet.yaml).
+	// Fleet to create; nil: the default fleet (internal/fleet/fleet.yaml).
 	Fleet *fleet.Fleet
 	// Timeout for each readiness wait. Default 90s.
 	Timeout time.Duration

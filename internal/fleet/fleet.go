@@ -49,8 +49,8 @@ type Pool struct {
 	Allocatable map[string]string `json:"allocatable"`
 }
 
-// Default is the fleet in internal/devenv/fleet/fleet.yaml, compiled in.
-func Default() (*Fleet, error) { return Parse(defaultFleet, "internal/devenv/fleet/fleet.yaml") }
+// Default is the fleet in internal/fleet/fleet.yaml, compiled in.
+func Default() (*Fleet, error) { return Parse(defaultFleet, "internal/fleet/fleet.yaml") }
 
 // Load reads and validates a fleet file.
 func Load(path string) (*Fleet, error) {
