@@ -28,17 +28,23 @@ type Input struct {
 // configurations and the InferenceService go on top, in that order (see
 // the package documentation). On error the pod is left unchanged.
 func ComposePod(in Input, pod *corev1.Pod) error {
+	_, err := composePod(in, pod)
+	return err
+}
+
+// composePod is ComposePod, also returning the plan's warnings.
+func composePod(in Input, pod *corev1.Pod) ([]string, error) {
 	if pod == nil {
-		return errNoPod
+		return nil, errNoPod
 	}
 	p, err := buildPlan(in, in.Group.Role)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out := pod.DeepCopy()
 	p.apply(out, in.Group)
 	*pod = *out
-	return nil
+	return p.Warnings, nil
 }
 
 // apply lays the plan over pod.

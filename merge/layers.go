@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -35,6 +36,9 @@ type layer struct {
 	// to, for the KServe shape where the runner is one of spec.containers.
 	runnerPath     string
 	containerPaths []string
+	// kserve: the containers are a KServe-shaped runtime's spec.containers,
+	// rendered as KServe renders them (renderContainer).
+	kserve bool
 }
 
 // plan is everything that determines the pods of one component and role.
@@ -49,6 +53,9 @@ type plan struct {
 	PDRole    string              // prefill or decode
 	Profiles  []profileUse
 	Model     *modelPlan // engine and decoder, when the service's model has storage
+	// Warnings are the template keys a KServe-shaped layer refers to that
+	// the service lacks, rendered empty (renderContainer).
+	Warnings []string
 }
 
 // componentView is the shape engine, decoder and router have in common.
@@ -224,7 +231,7 @@ func (b *planBuilder) addRuntimePod() error {
 	if b.accelerated {
 		ps.Volumes, ps.NodeSelector, ps.Affinity, ps.Tolerations = top.Volumes, top.NodeSelector, top.Affinity, top.Tolerations
 	}
-	l := layer{Kind: kindRuntime, Where: b.rtWhere + " spec", Pod: ps, Labels: top.Labels, Annotations: top.Annotations}
+	l := layer{Kind: kindRuntime, Where: b.rtWhere + " spec", Pod: ps, Labels: top.Labels, Annotations: top.Annotations, kserve: b.kserveEngine}
 	if b.kserveEngine {
 		main := slices.IndexFunc(top.Containers, func(c corev1.Container) bool { return c.Name == kserveMainContainer })
 		if main < 0 {
@@ -347,7 +354,7 @@ func (p *plan) add(l layer, data TemplateData) error {
 	if l.Pod != nil {
 		l.Pod = l.Pod.DeepCopy()
 		for i := range l.Pod.InitContainers {
-			if err := renderContainer(&l.Pod.InitContainers[i], data, fmt.Sprintf("%s.initContainers[%d]", l.Where, i)); err != nil {
+			if err := p.render(&l.Pod.InitContainers[i], data, fmt.Sprintf("%s.initContainers[%d]", l.Where, i), l.kserve); err != nil {
 				return err
 			}
 		}
@@ -356,7 +363,7 @@ func (p *plan) add(l layer, data TemplateData) error {
 			if i < len(l.containerPaths) {
 				path = l.containerPaths[i]
 			}
-			if err := renderContainer(&l.Pod.Containers[i], data, path); err != nil {
+			if err := p.render(&l.Pod.Containers[i], data, path, l.kserve); err != nil {
 				return err
 			}
 		}
@@ -371,7 +378,7 @@ func (p *plan) add(l layer, data TemplateData) error {
 		if l.runnerPath != "" {
 			path = l.runnerPath
 		}
-		if err := renderContainer(&c, data, path); err != nil {
+		if err := p.render(&c, data, path, l.kserve); err != nil {
 			return err
 		}
 		r := v1beta1.RunnerSpec(c)
@@ -385,30 +392,61 @@ func (p *plan) add(l layer, data TemplateData) error {
 	return nil
 }
 
-// renderContainer renders templates in command, args and env values.
-func renderContainer(c *corev1.Container, data TemplateData, where string) error {
-	for i, s := range c.Command {
-		v, err := RenderTemplate(s, data)
-		if err != nil {
-			return fmt.Errorf("%s.command[%d]: %w", where, i, err)
+// render renders c's templates (renderContainer), keeping its warnings.
+func (p *plan) render(c *corev1.Container, data TemplateData, where string, kserve bool) error {
+	warnings, err := renderContainer(c, data, where, kserve)
+	p.Warnings = append(p.Warnings, warnings...)
+	return err
+}
+
+// renderContainer renders templates in command, args and env values. A
+// missing label or annotation is an error, except with kserve (the strings
+// of a KServe-shaped runtime's spec.containers): there it renders as "",
+// as KServe renders it, and is returned as a warning, unless it empties an
+// item of command or args (emptiedArgument), which stays an error.
+func renderContainer(c *corev1.Container, data TemplateData, where string, kserve bool) ([]string, error) {
+	var warnings []string
+	one := func(s, at string, arg bool) (string, error) {
+		if !kserve {
+			v, err := RenderTemplate(s, data)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", at, err)
+			}
+			return v, nil
 		}
-		c.Command[i] = v
+		v, missing := renderKServe(s, data)
+		if len(missing) > 0 && arg && emptiedArgument(v) {
+			return "", fmt.Errorf("%s: %s; it would render as %q, and a flag value or an argument left empty changes the command line; add the %s or remove the reference",
+				at, missing[0].what(), v, missing[0].kind())
+		}
+		for _, m := range missing {
+			warnings = append(warnings, fmt.Sprintf("%s: %s; rendered empty, as KServe renders it; add the %s to set it", at, m.what(), m.kind()))
+		}
+		return v, nil
 	}
-	for i, s := range c.Args {
-		v, err := RenderTemplate(s, data)
-		if err != nil {
-			return fmt.Errorf("%s.args[%d]: %w", where, i, err)
+	var err error
+	for i := range c.Command {
+		if c.Command[i], err = one(c.Command[i], fmt.Sprintf("%s.command[%d]", where, i), true); err != nil {
+			return nil, err
 		}
-		c.Args[i] = v
+	}
+	for i := range c.Args {
+		if c.Args[i], err = one(c.Args[i], fmt.Sprintf("%s.args[%d]", where, i), true); err != nil {
+			return nil, err
+		}
 	}
 	for i := range c.Env {
-		v, err := RenderTemplate(c.Env[i].Value, data)
-		if err != nil {
-			return fmt.Errorf("%s.env[%d].value (%s): %w", where, i, c.Env[i].Name, err)
+		if c.Env[i].Value, err = one(c.Env[i].Value, fmt.Sprintf("%s.env[%d].value (%s)", where, i, c.Env[i].Name), false); err != nil {
+			return nil, err
 		}
-		c.Env[i].Value = v
 	}
-	return nil
+	return warnings, nil
+}
+
+// emptiedArgument reports whether a rendered item of command or args lost
+// its value: it is empty, or a flag whose value (after its first '=') is.
+func emptiedArgument(v string) bool {
+	return v == "" || strings.HasPrefix(v, "-") && strings.IndexByte(v, '=') == len(v)-1
 }
 
 // isEmptyPodSpec reports whether a layer sets no pod-level field, so it

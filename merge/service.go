@@ -30,6 +30,10 @@ type ComposedRole struct {
 	Role     string      // "", RoleLeader or RoleWorker
 	Pod      *corev1.Pod // group 0's pod of the role, completed as the pod webhook completes it
 	PerGroup int32       // pods of this role in each group
+	// Warnings are what composing it tolerated and the user should hear
+	// of: keys a KServe-shaped runtime refers to that the service lacks,
+	// rendered empty (see RenderTemplate).
+	Warnings []string
 }
 
 // Pods is how many pods of the role groups groups hold.
@@ -54,7 +58,7 @@ func ComposeService(in ServiceInput) ([]ComposedRole, []error) {
 		}
 		for _, g := range CanonicalRoles(in.Service, t) {
 			pod := SkeletonPod(in.Service, t.Component, g)
-			err := ComposePod(Input{
+			warnings, err := composePod(Input{
 				Service: in.Service.ForComponent(t.Component), Component: t.Component,
 				RuntimeKind: in.RuntimeKind, RuntimeName: in.RuntimeName, Runtime: in.Runtime,
 				AcceleratorClass: class, Profiles: in.Profiles, Group: g, Model: in.Model,
@@ -67,7 +71,7 @@ func ComposeService(in ServiceInput) ([]ComposedRole, []error) {
 			if g.Role == RoleWorker {
 				perGroup = t.Workers
 			}
-			out = append(out, ComposedRole{Topology: t, Role: g.Role, Pod: pod, PerGroup: perGroup})
+			out = append(out, ComposedRole{Topology: t, Role: g.Role, Pod: pod, PerGroup: perGroup, Warnings: warnings})
 		}
 	}
 	return out, errs

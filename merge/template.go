@@ -36,9 +36,47 @@ func (d TemplateData) object() string {
 //
 // A supported action whose key is missing is an error (never "<no value>").
 func RenderTemplate(s string, data TemplateData) (string, error) {
+	out, _, err := render(s, data, false)
+	return out, err
+}
+
+// renderKServe renders s as KServe renders the strings of a KServe-shaped
+// runtime's containers (html/template over the service's metadata): a
+// label or annotation the service lacks renders as "". missing lists each
+// such reference, in order, as the error RenderTemplate would return.
+func renderKServe(s string, data TemplateData) (out string, missing []*MissingKeyError) {
+	out, missing, _ = render(s, data, true)
+	return out, missing
+}
+
+// MissingKeyError is a template action whose label or annotation the
+// service does not have.
+type MissingKeyError struct {
+	ref    actionRef
+	object string // "InferenceService ns/name"
+}
+
+// Error says which key is missing where, and the fix.
+func (e *MissingKeyError) Error() string {
+	return e.what() + "; add the " + e.kind() + " or remove the reference"
+}
+
+func (e *MissingKeyError) what() string {
+	return fmt.Sprintf("template key %s not found on %s", e.ref.String(), e.object)
+}
+
+// kind is "label" or "annotation".
+func (e *MissingKeyError) kind() string {
+	return strings.ToLower(strings.TrimSuffix(e.ref.field, "s"))
+}
+
+// render replaces the supported actions in s; with emptyMissing a missing
+// key renders as "" and is listed, else it is the error.
+func render(s string, data TemplateData, emptyMissing bool) (string, []*MissingKeyError, error) {
 	if !strings.Contains(s, "{{") {
-		return s, nil
+		return s, nil, nil
 	}
+	var missing []*MissingKeyError
 	var b strings.Builder
 	b.Grow(len(s))
 	rest := s
@@ -46,17 +84,21 @@ func RenderTemplate(s string, data TemplateData) (string, error) {
 		open := strings.Index(rest, "{{")
 		if open < 0 {
 			b.WriteString(rest)
-			return b.String(), nil
+			return b.String(), missing, nil
 		}
 		end := strings.Index(rest[open+2:], "}}")
 		if end < 0 {
 			b.WriteString(rest)
-			return b.String(), nil
+			return b.String(), missing, nil
 		}
 		action := rest[open+2 : open+2+end]
 		value, ok, err := evalAction(action, data)
 		if err != nil {
-			return "", err
+			if !emptyMissing {
+				return "", nil, err
+			}
+			missing = append(missing, err)
+			value = ""
 		}
 		if !ok {
 			// Not ours (Jinja, shell, Go templates we do not support): keep
@@ -137,7 +179,7 @@ func parseAction(action string) (actionRef, bool) {
 }
 
 // evalAction renders a supported action; ok is false when action is not one.
-func evalAction(action string, data TemplateData) (string, bool, error) {
+func evalAction(action string, data TemplateData) (string, bool, *MissingKeyError) {
 	ref, ok := parseAction(action)
 	if !ok {
 		return "", false, nil
@@ -155,8 +197,7 @@ func evalAction(action string, data TemplateData) (string, bool, error) {
 	}
 	v, found := m[ref.key]
 	if !found {
-		return "", true, fmt.Errorf("template key %s not found on %s; add the %s or remove the reference",
-			ref.String(), data.object(), strings.ToLower(strings.TrimSuffix(ref.field, "s")))
+		return "", true, &MissingKeyError{ref: ref, object: data.object()}
 	}
 	return v, true, nil
 }

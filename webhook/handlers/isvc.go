@@ -237,7 +237,8 @@ func followBounds(isvc, old *v1beta1.InferenceService) {
 // lifecycle settings the reconciler cannot honour, updates that change
 // a running service's group shape, and what a ServingPolicy denies (after
 // the decision, on the composed pods; policy.go). Its only warnings are its
-// own and the policies': the mutating handler has explained the decision.
+// own (what composing the pods tolerated: composeWarnings) and the
+// policies': the mutating handler has explained the decision.
 func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	if skip(req) {
 		return admission.Allowed()
@@ -286,6 +287,7 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 		}
 	}
 	roles, errs := h.compose(&isvc, d)
+	warnings = append(warnings, composeWarnings(roles)...)
 	if old != nil && len(errs) > 0 {
 		var more []string
 		_, oldErrs := h.compose(old, d)
