@@ -274,6 +274,15 @@
 // subdomain, and one placeholder container (DefaultRunnerName, no image)
 // carrying the group env; GroupIdentityFromPod is its inverse.
 //
+// # What the API server refuses
+//
+// CheckPod finds in a composed pod what the API server would refuse in its
+// containers (names, images, ports, env names; its doc lists the rules),
+// with the pod's field paths. The InferenceService webhook runs it on
+// every pod ComposeService composes, so that a service whose pods can
+// never be created is denied when it is applied; the runtime webhook runs
+// it on the pods of a service that sets nothing, and warns.
+//
 // # Revision
 //
 // Revision hashes what ComposePod writes into a component's pods and
