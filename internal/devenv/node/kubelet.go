@@ -56,7 +56,7 @@ imageServiceEndpoint: unix://%s
 clusterDNS: [%s]
 clusterDomain: %s
 resolvConf: %q
-podLogsDirectory: %q
+podLogsDir: %q
 podCIDR: %s
 failSwapOn: false
 serializeImagePulls: false

@@ -118,6 +118,7 @@ func TestSecondNodeConfigurations(t *testing.T) {
 	assert.Equal(t, SecondIP, kubelet["healthzBindAddress"])
 	assert.Equal(t, SecondPodCIDR, kubelet["podCIDR"])
 	assert.Equal(t, SecondCgroupRoot, kubelet["cgroupRoot"], "two kubelets must not share /kubepods")
+	assert.Equal(t, n.path("pod-logs"), kubelet["podLogsDir"], "two kubelets must not share /var/log/pods: each removes the other's pods' logs as orphans")
 	assert.Equal(t, []any{GatewayIP}, kubelet["clusterDNS"], "CoreDNS runs once, on the first node")
 	assert.Equal(t, []any{
 		map[string]any{"key": Label, "value": LabelValue, "effect": "NoSchedule"},
