@@ -59,7 +59,7 @@ type InferenceServices struct {
 // DefaultRetry fits in the webhook's 5 s timeout with room for both handlers.
 var DefaultRetry = []time.Duration{150 * time.Millisecond, 600 * time.Millisecond}
 
-// DecisionObserver counts selection's outcomes (issue 10 item 11); the
+// DecisionObserver counts selection's outcomes; the
 // webhook's Prometheus metrics implement it. Decided is called by the
 // mutating handler for each decision berth makes (not for a pin it keeps),
 // per component with its own class; Denied by the validating handler with
