@@ -67,6 +67,9 @@ type Config struct {
 	Ready chan<- net.Addr
 }
 
+// metadataQPS is the metadata client's client-side rate (Secret checks).
+const metadataQPS = 200
+
 // DefaultNamespace is berth's namespace when Config.Namespace is empty.
 const DefaultNamespace = "berth-system"
 
@@ -160,7 +163,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("berth client: %w", err)
 	}
-	meta, err := metadata.NewForConfig(cfg.REST)
+	// The metadata client answers the Secret checks of admissions, one GET
+	// each (webhook/cache: Secrets are never cached). client-go's default
+	// client-side limit (5 requests/s) made each such admission wait about
+	// 200 ms behind the limiter under a stream of creates; the API
+	// server's own priority and fairness still applies.
+	metaCfg := rest.CopyConfig(cfg.REST)
+	metaCfg.QPS, metaCfg.Burst = metadataQPS, 2*metadataQPS
+	meta, err := metadata.NewForConfig(metaCfg)
 	if err != nil {
 		return fmt.Errorf("metadata client: %w", err)
 	}
