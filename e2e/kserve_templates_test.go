@@ -1,7 +1,6 @@
 package e2e
 
-// KServe's runtimes rendered as their authors wrote them (issue 21, item
-// 12): in a KServe-shaped runtime (spec.containers), a label or annotation
+// KServe's runtimes rendered as their authors wrote them: in a KServe-shaped runtime (spec.containers), a label or annotation
 // the service lacks renders empty, as KServe renders it, with a warning
 // naming the key; an argument that would lose its value is still refused.
 

@@ -1,10 +1,10 @@
 package e2e
 
-// Least privilege for Secrets (issue 21, item 11): the webhook reads a
+// Least privilege for Secrets: the webhook reads a
 // Secret only by name, in the namespace of the service that needs it, and
 // only where a downloader in that namespace uses it. OME's gated models
 // (storage.key hf-token) served from the node cache need no Secret in the
-// service's namespace (item 12): OME's model agent, not the pod, reads it.
+// service's namespace: OME's model agent, not the pod, reads it.
 
 import (
 	"strings"
