@@ -82,6 +82,17 @@ func (h *InferenceServices) waits(isvc, old *v1beta1.InferenceService, err error
 	return w, false
 }
 
+// leftWaiting says whether the mutating handler admitted isvc unpinned to
+// wait (await wrote why in ome.io/decision; nothing else leaves a service
+// without a pin). The validating handler admits such a service as it is:
+// what it waited for may have arrived between the two handlers, and a
+// decision made now would lack what the mutating handler pins with one
+// (the downloader image). Nothing runs unpinned; the reconciler's nudge
+// brings the service back through both handlers to be pinned and judged.
+func leftWaiting(isvc *v1beta1.InferenceService) bool {
+	return pinOf(isvc).runtime == "" && strings.HasPrefix(isvc.Annotations[AnnotationDecision], "waiting")
+}
+
 // await leaves the service unpinned, says why in annotation
 // ome.io/decision (one line per reason), and returns the warnings.
 func await(isvc *v1beta1.InferenceService, w waiting) []string {

@@ -267,6 +267,9 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 	if resp := h.validateHeld(req, &isvc, old, warnings); resp != nil {
 		return resp
 	}
+	if leftWaiting(&isvc) {
+		return admission.Allowed(warnings...) // the mutating handler warned; the service waits (await.go)
+	}
 	d, err := h.resolve(ctx, &isvc, old)
 	if err != nil {
 		if _, ok := h.waits(&isvc, old, err); ok {

@@ -487,3 +487,24 @@ func TestPodMountsTheModelWithTheReconcilersRevision(t *testing.T) {
 		})
 	}
 }
+
+// The model's metadata arrives between the two handlers: the mutating one
+// left the service unpinned to wait (without the downloader image it pins
+// with a decision), and the validating one admits it as it is instead of
+// composing pods from a decision of its own, which would lack that image.
+// The reconciler's nudge brings it back through both handlers to be
+// pinned. (The real-node suite's gated-model test met this race.)
+func TestMetadataArrivingBetweenTheHandlersDoesNotDeny(t *testing.T) {
+	w := pendingWorld(t)
+	isvc := seedService(t, "api/v1beta1/testdata/seeds/000-isvc-auto-select.yaml")
+	req := request(t, admissionv1.Create, "InferenceService", isvc, nil, isvc.Namespace, isvc.Name)
+	resp := w.isvcs().Mutate(ctx, req)
+	require.True(t, resp.Allowed, "%+v", resp.Result)
+	req.Object.Raw = applyPatch(t, req.Object.Raw, resp)
+	w.index.UpsertBaseModel(omeMistral(known))
+	vresp := w.isvcs().Validate(ctx, req)
+	require.True(t, vresp.Allowed, "%+v", vresp.Result)
+	var out v1beta1.InferenceService
+	require.NoError(t, json.Unmarshal(req.Object.Raw, &out))
+	assert.Equal(t, map[string]string{AnnotationDecision: wantPendingDecision}, out.Annotations, "left waiting, unpinned")
+}
