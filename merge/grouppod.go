@@ -35,13 +35,19 @@ func PodGroupName(isvc, component string, group int, prefillDecode bool) string 
 // PodGroup's minTaskMember and a Volcano pod's task-spec.
 func GangTaskName(component string, group int) string { return component + "-" + strconv.Itoa(group) }
 
+// GangMember says whether a gang covers a component's pods: the engine's,
+// and the decoder's of a prefill/decode service (engine and decoder form
+// one gang); never the router's.
+func GangMember(component string, prefillDecode bool) bool {
+	return component == v1beta1.ComponentEngine || prefillDecode && component == v1beta1.ComponentDecoder
+}
+
 // NewGangMark is the mark of a pod of component's group under backend
 // (Volcano or Coscheduling), or nil: without a backend, and for pods no
 // gang covers (the router; the decoder unless the service is
 // prefill/decode, whose engine and decoder form one gang).
 func NewGangMark(backend v1beta1.GangScheduler, schedulerName, isvc, component string, group int, prefillDecode bool) *GangMark {
-	member := component == v1beta1.ComponentEngine || prefillDecode && component == v1beta1.ComponentDecoder
-	if backend == "" || !member {
+	if backend == "" || !GangMember(component, prefillDecode) {
 		return nil
 	}
 	return &GangMark{Backend: backend, PodGroup: PodGroupName(isvc, component, group, prefillDecode),

@@ -136,8 +136,9 @@ func Render(ctx context.Context, w *world, isvc *v1beta1.InferenceService) (*Ren
 	// The pod handler reads the service as admission stored it.
 	pods := &handlers.Pods{Index: w.index, Services: objects.ServiceLister(adm.Service), Profiles: w.pods.Profiles, Policies: w.pods.Policies}
 	roles, _ := w.isvcs.ComposeRoles(adm.Service, d)
-	r.slot = slotRenderer(adm.Service, d.Engine.Runtime.Spec, roles, pods)
-	for _, t := range merge.Topology(adm.Service, d.Engine.Runtime.Spec) {
+	topology := merge.Topology(adm.Service, d.Engine.Runtime.Spec)
+	r.slot = slotRenderer(adm.Service, topology, roles, pods)
+	for _, t := range topology {
 		for _, g := range merge.CanonicalRoles(adm.Service, t) {
 			p, warns, err := r.slot(ctx, t.Component, 0, g.Role, g.WorkerIndex)
 			r.Warnings = append(r.Warnings, warns...)
@@ -162,16 +163,15 @@ type slotFunc func(ctx context.Context, component string, group int, role string
 // from gangPolicy and the composed pods' schedulerName, with the
 // reconciler's default coscheduling scheduler name), assuming the
 // backend's PodGroup CRD is installed.
-func slotRenderer(svc *v1beta1.InferenceService, rt *v1beta1.ServingRuntimeSpec, roles []merge.ComposedRole, pods *handlers.Pods) slotFunc {
+func slotRenderer(svc *v1beta1.InferenceService, topology []merge.ComponentTopology, roles []merge.ComposedRole, pods *handlers.Pods) slotFunc {
 	topo := map[string]merge.ComponentTopology{}
-	for _, t := range merge.Topology(svc, rt) {
+	for _, t := range topology {
 		topo[t.Component] = t
 	}
 	_, pd := topo[v1beta1.ComponentDecoder]
 	schedulers := map[string]string{}
 	for _, r := range roles {
-		member := r.Topology.Component == v1beta1.ComponentEngine || pd && r.Topology.Component == v1beta1.ComponentDecoder
-		if member && r.Role != merge.RoleWorker && r.Pod != nil {
+		if merge.GangMember(r.Topology.Component, pd) && r.Role != merge.RoleWorker && r.Pod != nil {
 			schedulers[r.Topology.Component] = r.Pod.Spec.SchedulerName
 		}
 	}
