@@ -90,8 +90,12 @@ func (h *InferenceServices) waits(isvc, old *v1beta1.InferenceService, err error
 // (the downloader image). Nothing runs unpinned; the reconciler's nudge
 // brings the service back through both handlers to be pinned and judged.
 func leftWaiting(isvc *v1beta1.InferenceService) bool {
-	return pinOf(isvc).runtime == "" && strings.HasPrefix(isvc.Annotations[AnnotationDecision], "waiting")
+	return pinOf(isvc).runtime == "" && strings.HasPrefix(isvc.Annotations[AnnotationDecision], waitingPrefix)
 }
+
+// waitingPrefix begins every line await writes in ome.io/decision, and
+// nothing a pinned decision writes there.
+const waitingPrefix = "waiting"
 
 // await leaves the service unpinned, says why in annotation
 // ome.io/decision (one line per reason), and returns the warnings.
@@ -111,7 +115,7 @@ func await(isvc *v1beta1.InferenceService, w waiting) []string {
 			once = "both exist"
 		}
 		warnings = append(warnings, "InferenceService "+isvc.Namespace+"/"+isvc.Name+": "+what+"; admitted unpinned: berth decides once "+once+"; "+fix)
-		why = append(why, "waiting: "+what+"; berth pins a runtime once "+once+"; "+fix)
+		why = append(why, waitingPrefix+": "+what+"; berth pins a runtime once "+once+"; "+fix)
 	}
 	isvc.Annotations[AnnotationDecision] = strings.Join(why, "\n")
 	return warnings

@@ -88,7 +88,7 @@ func pendingWarning(isvc *v1beta1.InferenceService, m selection.Model) string {
 
 // pendingDecision is annotation ome.io/decision while the service waits.
 func pendingDecision(m selection.Model) string {
-	return fmt.Sprintf("waiting for %s's metadata: %s; berth pins a runtime once it is known", m.Ref(), m.Pending)
+	return fmt.Sprintf("%s for %s's metadata: %s; berth pins a runtime once it is known", waitingPrefix, m.Ref(), m.Pending)
 }
 
 // pendingModel returns the service's model when it awaits metadata.
