@@ -1,0 +1,204 @@
+package arch
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/berthdev/berth"
+
+// graph maps each production package of the module (import path) to its
+// direct imports. Test files, testdata and nested modules are left out.
+func graph(t *testing.T) map[string][]string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found from %s: %v", root, err)
+	}
+	g := map[string][]string{}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (name == "testdata" || name == "bin" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			if path != root {
+				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+					return filepath.SkipDir // a module of its own (hack/…)
+				}
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := module
+		if rel != "." {
+			pkg += "/" + filepath.ToSlash(rel)
+		}
+		for _, is := range f.Imports {
+			p, _ := strconv.Unquote(is.Path.Value)
+			if !slices.Contains(g[pkg], p) {
+				g[pkg] = append(g[pkg], p)
+			}
+		}
+		if _, ok := g[pkg]; !ok {
+			g[pkg] = nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// pathTo returns a chain of module packages from pkg to a package that
+// imports something bad says is forbidden, or nil.
+func pathTo(g map[string][]string, pkg string, bad func(string) bool) []string {
+	seen := map[string]bool{}
+	var walk func(p string) []string
+	walk = func(p string) []string {
+		if seen[p] {
+			return nil
+		}
+		seen[p] = true
+		for _, imp := range g[p] {
+			if bad(imp) {
+				return []string{p, imp}
+			}
+			if _, ours := g[imp]; ours {
+				if rest := walk(imp); rest != nil {
+					return append([]string{p}, rest...)
+				}
+			}
+		}
+		return nil
+	}
+	return walk(pkg)
+}
+
+func under(pkg, dir string) bool {
+	full := module + "/" + dir
+	return pkg == full || strings.HasPrefix(pkg, full+"/")
+}
+
+func TestPureCoresNeverReachClientGo(t *testing.T) {
+	g := graph(t)
+	cores := []string{"selection", "merge", "reconcile/plan", "pin"}
+	clientGo := func(p string) bool { return p == "k8s.io/client-go" || strings.HasPrefix(p, "k8s.io/client-go/") }
+	checked := 0
+	for pkg := range g {
+		for _, c := range cores {
+			if !under(pkg, c) {
+				continue
+			}
+			checked++
+			if chain := pathTo(g, pkg, clientGo); chain != nil {
+				t.Errorf("%s reaches client-go: %s", pkg, strings.Join(chain, " -> "))
+			}
+		}
+	}
+	if checked < 3 {
+		t.Fatalf("found only %d core packages; the walk is broken", checked)
+	}
+}
+
+func TestOnlyItsCommandsUseTheLocalControlPlane(t *testing.T) {
+	g := graph(t)
+	allowed := []string{
+		"internal/devenv",            // itself
+		"cmd/berth",                  // berth up, berth demo
+		"cmd/berth-reconcile-load",   // measures the reconciler on the local plane
+		"cmd/berth-accelerator-load", // measures class discovery on the local plane
+		"e2e",                        // tests
+	}
+	devenv := func(p string) bool { return under(p, "internal/devenv") }
+	for pkg, imps := range g {
+		if slices.ContainsFunc(allowed, func(a string) bool { return under(pkg, a) }) {
+			continue
+		}
+		for _, imp := range imps {
+			if devenv(imp) {
+				t.Errorf("%s imports %s: only berth up/demo, the load tools and tests may start the local control plane", pkg, imp)
+			}
+		}
+	}
+}
+
+// TestControllersDoNotImportEachOther: a package under reconcile/ other
+// than the manager imports no sibling controller package.
+func TestControllersDoNotImportEachOther(t *testing.T) {
+	g := graph(t)
+	shared := func(p string) bool {
+		return under(p, "reconcile/plan") || under(p, "reconcile/manager") || p == module+"/reconcile"
+	}
+	var bad []string
+	for pkg, imps := range g {
+		if !under(pkg, "reconcile") || pkg == module+"/reconcile" || under(pkg, "reconcile/manager") {
+			continue
+		}
+		for _, imp := range imps {
+			if under(imp, "reconcile") && !shared(imp) && !under(imp, strings.TrimPrefix(pkg, module+"/")) {
+				bad = append(bad, pkg+" -> "+imp)
+			}
+		}
+	}
+	sort.Strings(bad)
+	for _, b := range bad {
+		t.Errorf("controller imports a sibling controller (wire them in the manager): %s", b)
+	}
+}
+
+func TestBuildersAreForTestsOnly(t *testing.T) {
+	g := graph(t)
+	for pkg, imps := range g {
+		if under(pkg, "internal/builders") {
+			continue
+		}
+		for _, imp := range imps {
+			if under(imp, "internal/builders") {
+				t.Errorf("production package %s imports the test builders %s", pkg, imp)
+			}
+		}
+	}
+}
+
+// TestWalkFindsIndirectImports: the walk follows module packages, so a
+// core that reaches client-go through a helper is caught.
+func TestWalkFindsIndirectImports(t *testing.T) {
+	g := map[string][]string{
+		module + "/selection": {"fmt", module + "/helper"},
+		module + "/helper":    {module + "/deeper"},
+		module + "/deeper":    {"k8s.io/client-go/kubernetes"},
+		module + "/clean":     {"k8s.io/apimachinery/pkg/util/validation/field"},
+	}
+	bad := func(p string) bool { return strings.HasPrefix(p, "k8s.io/client-go") }
+	want := []string{module + "/selection", module + "/helper", module + "/deeper", "k8s.io/client-go/kubernetes"}
+	if got := pathTo(g, module+"/selection", bad); !slices.Equal(got, want) {
+		t.Errorf("pathTo(selection) = %v, want %v", got, want)
+	}
+	if got := pathTo(g, module+"/clean", bad); got != nil {
+		t.Errorf("pathTo(clean) = %v, want nil", got)
+	}
+}
