@@ -102,6 +102,11 @@ func (r *Router) Handler() http.Handler {
 	route("POST /add_worker", "/add_worker", r.addWorker)
 	route("POST /remove_worker", "/remove_worker", r.removeWorker)
 	route("GET /list_workers", "/list_workers", r.listWorkers)
+	// The newer worker management API (workerapi.go).
+	route("POST /workers", "/workers", r.postWorker)
+	route("GET /workers", "/workers", r.getWorkers)
+	route("GET /workers/{id}", "/workers/{id}", r.getWorker)
+	route("DELETE /workers/{id}", "/workers/{id}", r.deleteWorker)
 	mux.Handle("GET /metrics", r.metrics.handler())
 	route("/", "other", func(w http.ResponseWriter, req *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: "NotFoundError",
