@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 )
 
 var h100Labels = map[string]string{NVIDIAProduct: "NVIDIA-H100-80GB-HBM3", NVIDIAMemory: "81559",
@@ -108,43 +109,43 @@ func TestPlan(t *testing.T) {
 	}, {
 		name:     "auto-discovered and equal (an admin's cost is kept): nothing",
 		props:    h100,
-		existing: []ExistingClass{{Class: MakeClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(withCost).Obj()}},
+		existing: []ExistingClass{{Class: wrappers.MakeAcceleratorClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(withCost).Obj()}},
 	}, {
 		name:     "auto-discovered, labels changed: update the owned fields only",
 		props:    h100,
-		existing: []ExistingClass{{Class: MakeClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(changed).Obj()}},
+		existing: []ExistingClass{{Class: wrappers.MakeAcceleratorClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(changed).Obj()}},
 		want:     []Action{{Kind: Update, Name: "nvidia-h100-80gb-hbm3", Spec: &wantUpdated}},
 	}, {
 		name:     "admin class with the same selector suppresses",
 		props:    h100,
-		existing: []ExistingClass{{Class: MakeClass("h100").Selector(NVIDIAProduct, "NVIDIA-H100-80GB-HBM3").Obj()}},
+		existing: []ExistingClass{{Class: wrappers.MakeAcceleratorClass("h100").NodeSelector(NVIDIAProduct, "NVIDIA-H100-80GB-HBM3").Obj()}},
 	}, {
 		name:     "admin class matching exactly the same nodes suppresses",
 		props:    h100,
-		existing: []ExistingClass{{Class: MakeClass("h100").Selector("pool", "h100").Obj(), Nodes: []string{"h100-0", "h100-1"}}},
+		existing: []ExistingClass{{Class: wrappers.MakeAcceleratorClass("h100").NodeSelector("pool", "h100").Obj(), Nodes: []string{"h100-0", "h100-1"}}},
 	}, {
 		name:     "admin class matching more nodes does not suppress",
 		props:    h100,
-		existing: []ExistingClass{{Class: MakeClass("big").Selector("pool", "big").Obj(), Nodes: []string{"a100-0", "h100-0", "h100-1"}}},
+		existing: []ExistingClass{{Class: wrappers.MakeAcceleratorClass("big").NodeSelector("pool", "big").Obj(), Nodes: []string{"a100-0", "h100-0", "h100-1"}}},
 		want:     []Action{{Kind: Create, Name: "nvidia-h100-80gb-hbm3", Spec: &spec}},
 	}, {
 		name:     "admin class holding the name is never written",
 		props:    h100,
-		existing: []ExistingClass{{Class: MakeClass("nvidia-h100-80gb-hbm3").Selector("x", "y").Obj()}},
+		existing: []ExistingClass{{Class: wrappers.MakeAcceleratorClass("nvidia-h100-80gb-hbm3").NodeSelector("x", "y").Obj()}},
 		want:     []Action{{Kind: NameTaken, Name: "nvidia-h100-80gb-hbm3"}},
 	}, {
 		name:     "last node gone: stale, not deleted",
-		existing: []ExistingClass{{Class: MakeClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(h100Spec()).Obj()}},
+		existing: []ExistingClass{{Class: wrappers.MakeAcceleratorClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(h100Spec()).Obj()}},
 		want: []Action{{Kind: SetStale, Name: "nvidia-h100-80gb-hbm3", Stale: true, Reason: ReasonNoNodes,
 			Message: "no node carries the product of this class any more"}},
 	}, {
 		name: "already stale: nothing",
-		existing: []ExistingClass{{Class: MakeClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(h100Spec()).
+		existing: []ExistingClass{{Class: wrappers.MakeAcceleratorClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(h100Spec()).
 			Condition(v1beta1.ConditionStale, metav1.ConditionTrue, ReasonNoNodes).Obj()}},
 	}, {
 		name:  "nodes back: not stale any more",
 		props: h100,
-		existing: []ExistingClass{{Class: MakeClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(h100Spec()).
+		existing: []ExistingClass{{Class: wrappers.MakeAcceleratorClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(h100Spec()).
 			Condition(v1beta1.ConditionStale, metav1.ConditionTrue, ReasonNoNodes).Obj()}},
 		want: []Action{{Kind: SetStale, Name: "nvidia-h100-80gb-hbm3", Stale: false, Reason: ReasonHasNodes,
 			Message: "nodes carry nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3"}},
@@ -152,14 +153,14 @@ func TestPlan(t *testing.T) {
 		name:  "an admin class arrives after discovery: the discovered one is stale, superseded",
 		props: h100,
 		existing: []ExistingClass{
-			{Class: MakeClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(h100Spec()).Obj()},
-			{Class: MakeClass("h100").Selector(NVIDIAProduct, "NVIDIA-H100-80GB-HBM3").Obj()},
+			{Class: wrappers.MakeAcceleratorClass("nvidia-h100-80gb-hbm3").AutoDiscovered().Spec(h100Spec()).Obj()},
+			{Class: wrappers.MakeAcceleratorClass("h100").NodeSelector(NVIDIAProduct, "NVIDIA-H100-80GB-HBM3").Obj()},
 		},
 		want: []Action{{Kind: SetStale, Name: "nvidia-h100-80gb-hbm3", Stale: true, Reason: ReasonSuperseded,
 			Message: "AcceleratorClass h100 covers the nodes of nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3"}},
 	}, {
 		name:     "an admin class with no node is never stale",
-		existing: []ExistingClass{{Class: MakeClass("gone").Selector("x", "y").Obj()}},
+		existing: []ExistingClass{{Class: wrappers.MakeAcceleratorClass("gone").NodeSelector("x", "y").Obj()}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
