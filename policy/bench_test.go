@@ -173,7 +173,7 @@ func BenchmarkSelectWithGate(b *testing.B) {
 func bigWorld(b *testing.B) *selection.Index {
 	x := selection.NewIndex()
 	for i := range 200 {
-		c := MakeClass(fmt.Sprintf("nvidia-%s-%03d", []string{"a100", "h100", "l4", "b200"}[i%4], i)).PerHour(fmt.Sprintf("%d.%02d", 1+i%9, i%100)).Obj()
+		c := nvidiaClass(fmt.Sprintf("nvidia-%s-%03d", []string{"a100", "h100", "l4", "b200"}[i%4], i)).PerHour(fmt.Sprintf("%d.%02d", 1+i%9, i%100)).Obj()
 		c.Spec.Discovery.NodeSelector = map[string]string{"gpu": c.Name}
 		c.Spec.Capabilities.MemoryGB = resourceQty(int64(16+i%8*16) << 30)
 		x.UpsertAcceleratorClass(c)

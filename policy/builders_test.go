@@ -7,6 +7,7 @@ import (
 
 	"github.com/berthdev/berth/api/policy/v1alpha1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 	"github.com/berthdev/berth/merge"
 )
 
@@ -75,27 +76,10 @@ func (b *policyBuilder) Obj() *v1alpha1.ServingPolicy { return b.p }
 
 func allow(names ...string) v1alpha1.ObjectRule { return v1alpha1.ObjectRule{Allowed: names} }
 
-// MakeClass is an nvidia.com/gpu class; PerHour sets its cost.
-type classBuilder struct{ c *v1beta1.AcceleratorClass }
-
-func MakeClass(name string) *classBuilder {
-	return &classBuilder{c: &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1beta1.AcceleratorClassSpec{Vendor: "nvidia", Resources: []v1beta1.AcceleratorResource{{Name: "nvidia.com/gpu"}}}}}
+// nvidiaClass is an nvidia.com/gpu class; PerHour sets its cost.
+func nvidiaClass(name string) *wrappers.ClassWrapper {
+	return wrappers.MakeAcceleratorClass(name).Vendor("nvidia").Resource("nvidia.com/gpu")
 }
-func (b *classBuilder) PerHour(q string) *classBuilder {
-	v := resource.MustParse(q)
-	b.c.Spec.Cost = &v1beta1.AcceleratorCost{PerHour: &v}
-	return b
-}
-func (b *classBuilder) Resource(name string) *classBuilder {
-	b.c.Spec.Resources = []v1beta1.AcceleratorResource{{Name: name}}
-	return b
-}
-func (b *classBuilder) Labels(l map[string]string) *classBuilder {
-	b.c.Labels = l
-	return b
-}
-func (b *classBuilder) Obj() *v1beta1.AcceleratorClass { return b.c }
 
 // MakeRole is one composed role: component, groups (replicas, maxReplicas)
 // and pods per group, with one container.

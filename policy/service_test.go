@@ -19,8 +19,8 @@ var (
 	deny  = []v1alpha1.ValidationAction{v1alpha1.Deny}
 	teamA = Subject{Namespace: "team-a", NamespaceLabels: map[string]string{"team": "a"}}
 	gpu   = corev1.ResourceName("nvidia.com/gpu")
-	a100  = MakeClass("nvidia-a100-80gb").PerHour("2.5").Obj()
-	h100  = MakeClass("nvidia-h100-80gb").PerHour("4").Obj()
+	a100  = nvidiaClass("nvidia-a100-80gb").PerHour("2.5").Obj()
+	h100  = nvidiaClass("nvidia-h100-80gb").PerHour("4").Obj()
 )
 
 // engine8 is an engine of 8 GPUs per pod, one group.
@@ -79,7 +79,9 @@ func TestCheckService(t *testing.T) {
 			want: []Violation{{Policy: "cost", Actions: deny, Rule: RuleMaxCostPerHour,
 				Message: "ServingPolicy/cost: InferenceService team-a/chat would cost 36/hour (8 × nvidia-h100-80gb at 4/hour + 1 × nvidia-h100-80gb at 4/hour), above the maximum of 20/hour"}}},
 		{name: "cost of a class without perHour is 0", policy: MakePolicy("cost").MaxCost("0.5").Obj(),
-			edit: func(s *Service) { s.Classes = map[string]*v1beta1.AcceleratorClass{"engine": MakeClass("free").Obj()} }},
+			edit: func(s *Service) {
+				s.Classes = map[string]*v1beta1.AcceleratorClass{"engine": nvidiaClass("free").Obj()}
+			}},
 		{name: "fractional cost", policy: MakePolicy("cost").MaxCost("19.99").Obj(),
 			edit: func(s *Service) { s.Classes = map[string]*v1beta1.AcceleratorClass{"engine": a100} },
 			want: []Violation{{Policy: "cost", Actions: deny, Rule: RuleMaxCostPerHour,
@@ -191,8 +193,8 @@ func TestCheckImagesAndPod(t *testing.T) {
 }
 
 func TestAccelerators(t *testing.T) {
-	amd := MakeClass("mi300x").Resource("amd.com/gpu").Obj()
-	custom := MakeClass("custom").Resource("example.com/npu").Obj()
+	amd := nvidiaClass("mi300x").Resource("amd.com/gpu").Obj()
+	custom := nvidiaClass("custom").Resource("example.com/npu").Obj()
 	initGPU := MakeRole("engine").GPUs(gpu, 2).Obj()
 	initGPU.Pod.Spec.InitContainers = []corev1.Container{{Name: "warm", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{gpu: *resourceQty(4)}}}}
 	tests := []struct {
@@ -245,7 +247,7 @@ func TestGate(t *testing.T) {
 		want  verdict
 	}{
 		{name: "allowed", class: a100, use: use(8, 1, 1)},
-		{name: "not allowed", class: MakeClass("nvidia-l4").Obj(), use: use(1, 1, 1), want: verdict{"ServingPolicy/team-a", "not in nvidia-a100-*, nvidia-h100-*"}},
+		{name: "not allowed", class: nvidiaClass("nvidia-l4").Obj(), use: use(1, 1, 1), want: verdict{"ServingPolicy/team-a", "not in nvidia-a100-*, nvidia-h100-*"}},
 		{name: "per service", class: a100, use: use(8, 1, 3), want: verdict{"ServingPolicy/budget", "would use 24 nvidia.com/gpu, above the maximum of 16 per service"}},
 		{name: "per namespace", class: a100, use: use(8, 2, 1), want: verdict{"ServingPolicy/budget", "namespace team-a would use 32 nvidia.com/gpu, above its budget of 24 (16 of 24 nvidia.com/gpu in use)"}},
 		{name: "per namespace, already over", class: a100, use: use(8, 1, 1), inUse: 30, want: verdict{"ServingPolicy/budget", "namespace team-a would use 38 nvidia.com/gpu, above its budget of 24 (30 nvidia.com/gpu already in use, over the budget)"}},
@@ -270,7 +272,7 @@ func TestGate(t *testing.T) {
 	if p, why := g.Runtime("ClusterServingRuntime", "srt-vllm", nil, nil); p != "" || why != "" {
 		t.Errorf("Runtime = %q, %q; want allowed", p, why)
 	}
-	if p, _ := set.Gate(Subject{Namespace: "kube-system"}, nil, nil).Class(MakeClass("nvidia-l4").Obj(), use(100, 1, 1)); p != "" {
+	if p, _ := set.Gate(Subject{Namespace: "kube-system"}, nil, nil).Class(nvidiaClass("nvidia-l4").Obj(), use(100, 1, 1)); p != "" {
 		t.Errorf("kube-system's gate forbids, by %s", p)
 	}
 }
@@ -302,7 +304,7 @@ func TestGateFollowsClassUpdates(t *testing.T) {
 	use := selection.ClassUse{PerPod: 1, Pods: 1, Resource: gpu}
 	for i := range maxCachedNamespaces + 10 {
 		tier := []string{"standard", "premium"}[i%2]
-		c := MakeClass(fmt.Sprintf("c%d", i%3)).Labels(map[string]string{"tier": tier}).Obj()
+		c := nvidiaClass(fmt.Sprintf("c%d", i%3)).Labels(map[string]string{"tier": tier}).Obj()
 		p, why := set.Gate(teamA, nil, nil).Class(c, use)
 		if want := tier == "premium"; (p != "") != want {
 			t.Fatalf("update %d (tier %s): Class = %q, %q", i, tier, p, why)
@@ -318,7 +320,7 @@ func TestGateServiceSelector(t *testing.T) {
 		MakePolicy("gold").Services(map[string]string{"tier": "gold"}).Classes(allow("nvidia-h100-*")).Obj(),
 		MakePolicy("labels").Services(map[string]string{"tier": "gold"}).Require("team").Obj(),
 	}, Options{})
-	l4 := MakeClass("nvidia-l4").Obj()
+	l4 := nvidiaClass("nvidia-l4").Obj()
 	use := selection.ClassUse{PerPod: 1, Pods: 1, Resource: gpu, Runtime: &v1beta1.ServingRuntimeSpec{EngineConfig: &v1beta1.EngineSpec{}}}
 	plain, gold := MakeService("team-a", "plain").Obj(), MakeService("team-a", "gold").Labels(map[string]string{"tier": "gold"}).Obj()
 	for i, tt := range []struct {
