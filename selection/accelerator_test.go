@@ -14,10 +14,10 @@ import (
 // Four classes with figures close to seed 002's.
 func fleet() []*v1beta1.AcceleratorClass {
 	return []*v1beta1.AcceleratorClass{
-		class("a100-40gb", cMem("40Gi"), cCC("8.0"), cFeatures("tensor-cores"), cPerf("312"), cCost("1.10")),
-		class("a100-80gb", cMem("80Gi"), cCC("8.0"), cFeatures("tensor-cores", "nvlink"), cPerf("312"), cCost("2.00")),
-		class("h100-80gb", cMem("80Gi"), cCC("9.0"), cFeatures("tensor-cores", "nvlink", "fp8"), cPerf("989"), cCost("4.00")),
-		class("b200", cMem("192Gi"), cCC("10.0"), cFeatures("tensor-cores", "nvlink", "fp8", "fp4"), cPerf("2250"), cCost("12.00")),
+		class("a100-40gb").Memory("40Gi").ComputeCapability("8.0").Features("tensor-cores").FP16TFLOPS("312").PerHour("1.10").Obj(),
+		class("a100-80gb").Memory("80Gi").ComputeCapability("8.0").Features("tensor-cores", "nvlink").FP16TFLOPS("312").PerHour("2.00").Obj(),
+		class("h100-80gb").Memory("80Gi").ComputeCapability("9.0").Features("tensor-cores", "nvlink", "fp8").FP16TFLOPS("989").PerHour("4.00").Obj(),
+		class("b200").Memory("192Gi").ComputeCapability("10.0").Features("tensor-cores", "nvlink", "fp8", "fp4").FP16TFLOPS("2250").PerHour("12.00").Obj(),
 	}
 }
 
@@ -65,7 +65,7 @@ func TestSelectAcceleratorClass(t *testing.T) {
 		},
 		{
 			name: "balanced is the default and never means no class, even without any figures or constraints (a peer panics)",
-			objs: objects{csrs: rt(), classes: []*v1beta1.AcceleratorClass{class("z"), class("y"), class("x")},
+			objs: objects{csrs: rt(), classes: []*v1beta1.AcceleratorClass{class("z").Obj(), class("y").Obj(), class("x").Obj()},
 				nodes: []NodeInfo{gpuNode("n1", "x", 8), gpuNode("n2", "y", 8), gpuNode("n3", "z", 8)}},
 			svc:       isvc("m"),
 			want:      "x",
@@ -331,13 +331,13 @@ func TestNodeSelectorTerms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := compileClass(class("c", cTerms(tt.terms...)))
+			c := compileClass(class("c").Discovery(v1beta1.AcceleratorDiscovery{NodeSelectorTerms: tt.terms}).Obj())
 			assert.Equal(t, tt.want, c.matchesNode(node))
 		})
 	}
 
 	t.Run("nodeSelector and spec.nodeSelector are one pattern, ANDed", func(t *testing.T) {
-		o := class("c")
+		o := class("c").Obj()
 		o.Spec.Discovery.NodeSelector = map[string]string{"gpu.product": "H100"}
 		o.Spec.NodeSelector = map[string]string{"gpu.memory": "81920"}
 		assert.True(t, compileClass(o).matchesNode(node))
@@ -348,8 +348,8 @@ func TestNodeSelectorTerms(t *testing.T) {
 	// nodeSelectorTerms are "alternative discovery patterns" adding PCIe.
 	// The nodeSelector pattern and each term are alternatives (ORed).
 	t.Run("seed 002: nodeSelector and nodeSelectorTerms are alternatives", func(t *testing.T) {
-		o := class("nvidia-a100-40gb", cTerms(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
-			expr("nvidia.com/gpu.product", corev1.NodeSelectorOpIn, "NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-PCIE-40GB")}}))
+		o := class("nvidia-a100-40gb").Discovery(v1beta1.AcceleratorDiscovery{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+			expr("nvidia.com/gpu.product", corev1.NodeSelectorOpIn, "NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-PCIE-40GB")}}}}).Obj()
 		o.Spec.Discovery.NodeSelector = map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}
 		c := compileClass(o)
 		for product, want := range map[string]bool{"NVIDIA-A100-SXM4-40GB": true, "NVIDIA-A100-PCIE-40GB": true, "NVIDIA-H100-80GB-HBM3": false} {
@@ -358,8 +358,8 @@ func TestNodeSelectorTerms(t *testing.T) {
 		}
 	})
 	t.Run("seed 002: AMD nodes labelled either way", func(t *testing.T) {
-		o := class("amd-mi250x", cTerms(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
-			expr("gpu.amd.com/model", corev1.NodeSelectorOpIn, "mi250x", "MI250X")}}))
+		o := class("amd-mi250x").Discovery(v1beta1.AcceleratorDiscovery{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+			expr("gpu.amd.com/model", corev1.NodeSelectorOpIn, "mi250x", "MI250X")}}}}).Obj()
 		o.Spec.Discovery.NodeSelector = map[string]string{"amd.com/gpu.product": "MI250X"}
 		c := compileClass(o)
 		assert.True(t, c.matchesNode(NodeInfo{Name: "a", Labels: map[string]string{"amd.com/gpu.product": "MI250X"}}))
@@ -367,7 +367,7 @@ func TestNodeSelectorTerms(t *testing.T) {
 		assert.False(t, c.matchesNode(NodeInfo{Name: "c", Labels: map[string]string{"gpu.amd.com/model": "mi300x"}}))
 	})
 	t.Run("a class without any selector discovers no node", func(t *testing.T) {
-		o := class("c")
+		o := class("c").Obj()
 		o.Spec.Discovery.NodeSelector = nil
 		assert.False(t, compileClass(o).matchesNode(node))
 	})
@@ -379,7 +379,7 @@ func TestAvailabilityUpdates(t *testing.T) {
 	// A pod seen before its node still counts once the node arrives.
 	x.SetPodUsage("team/p1", "n1", map[corev1.ResourceName]int64{"nvidia.com/gpu": 6})
 	x.UpsertNode(gpuNode("n1", "h100", 8))
-	x.UpsertAcceleratorClass(class("h100"))
+	x.UpsertAcceleratorClass(class("h100").Obj())
 
 	d, err := x.Select(isvc("m"))
 	require.NoError(t, err)
@@ -410,7 +410,7 @@ func TestAvailabilityUpdates(t *testing.T) {
 // nvidia.com/gpu: the merge package translates the resource. The runtime
 // opts in to the AMD class with a configuration (its ROCm image).
 func TestVendorNeutralAvailability(t *testing.T) {
-	amd := class("mi300x", cMem("192Gi"))
+	amd := class("mi300x").Memory("192Gi").Obj()
 	amd.Spec.Resources = []v1beta1.AcceleratorResource{{Name: "amd.com/gpu"}}
 	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")), gpus(4, 0), configFor("mi300x", "rocm/vllm"))},
 		classes: []*v1beta1.AcceleratorClass{amd},
@@ -425,7 +425,7 @@ func TestVendorNeutralAvailability(t *testing.T) {
 // label change must invalidate the cache.
 func TestNodeSelectorCacheFollowsLabels(t *testing.T) {
 	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")), gpus(2, 0))},
-		classes: []*v1beta1.AcceleratorClass{class("h100")}, nodes: []NodeInfo{gpuNode("n1", "h100", 8)}}.load()
+		classes: []*v1beta1.AcceleratorClass{class("h100").Obj()}, nodes: []NodeInfo{gpuNode("n1", "h100", 8)}}.load()
 	svc := isvc("m", withSelector(v1beta1.AcceleratorSelector{NodeSelector: map[string]string{"zone": "west", "pool": "serving"}}))
 	west := NodeInfo{Name: "n1", Labels: map[string]string{"gpu": "h100", "zone": "west", "pool": "serving"}, Allocatable: map[corev1.ResourceName]int64{"nvidia.com/gpu": 8}, Ready: true}
 	steps := []struct {

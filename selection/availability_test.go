@@ -38,12 +38,10 @@ func TestClassAvailabilityCounts(t *testing.T) {
 }
 
 func TestCountedResourceIsVendorAware(t *testing.T) {
-	amd := class("mi300x", func(c *v1beta1.AcceleratorClass) { c.Spec.Resources = nil; c.Spec.Vendor = "AMD" })
-	intel := class("gaudi", func(c *v1beta1.AcceleratorClass) { c.Spec.Resources = nil; c.Spec.Vendor = "intel" })
-	none := class("any", func(c *v1beta1.AcceleratorClass) { c.Spec.Resources = nil })
-	mig := class("mig", func(c *v1beta1.AcceleratorClass) {
-		c.Spec.Resources = []v1beta1.AcceleratorResource{{Name: "nvidia.com/mig-1g.10gb"}, {Name: "nvidia.com/gpu"}}
-	})
+	amd := class("mi300x").Resources().Vendor("AMD").Obj()
+	intel := class("gaudi").Resources().Vendor("intel").Obj()
+	none := class("any").Resources().Obj()
+	mig := class("mig").Resources(v1beta1.AcceleratorResource{Name: "nvidia.com/mig-1g.10gb"}, v1beta1.AcceleratorResource{Name: "nvidia.com/gpu"}).Obj()
 	assert.Equal(t, corev1.ResourceName("amd.com/gpu"), CountedResource(amd))
 	assert.Equal(t, corev1.ResourceName("gpu.intel.com/i915"), CountedResource(intel))
 	assert.Equal(t, corev1.ResourceName("nvidia.com/gpu"), CountedResource(none))

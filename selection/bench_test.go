@@ -21,9 +21,9 @@ func benchIndex(b *testing.B) *Index {
 	r := rand.New(rand.NewSource(4))
 	x := NewIndex()
 	for i := 0; i < 200; i++ {
-		x.UpsertAcceleratorClass(class(fmt.Sprintf("c%03d", i),
-			cMem(fmt.Sprintf("%dGi", 16*(1+r.Intn(12)))), cCC(fmt.Sprintf("%d.%d", 7+r.Intn(4), r.Intn(10))),
-			cPerf(fmt.Sprint(100+r.Intn(2000))), cCost(fmt.Sprintf("%d.%02d", r.Intn(12), r.Intn(100)))))
+		x.UpsertAcceleratorClass(class(fmt.Sprintf("c%03d", i)).
+			Memory(fmt.Sprintf("%dGi", 16*(1+r.Intn(12)))).ComputeCapability(fmt.Sprintf("%d.%d", 7+r.Intn(4), r.Intn(10))).
+			FP16TFLOPS(fmt.Sprint(100 + r.Intn(2000))).PerHour(fmt.Sprintf("%d.%02d", r.Intn(12), r.Intn(100))).Obj())
 	}
 	for i := 0; i < 10000; i++ {
 		c := fmt.Sprintf("c%03d", i%200)

@@ -28,7 +28,7 @@ func TestErrorMessage(t *testing.T) {
 
 func TestDecisionWarnings(t *testing.T) {
 	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m", mSize("7B"))}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")), gpus(1, 0))},
-		classes: []*v1beta1.AcceleratorClass{class("a100", cMem("80Gi"))}, nodes: []NodeInfo{gpuNode("n", "a100", 8)}}.load()
+		classes: []*v1beta1.AcceleratorClass{class("a100").Memory("80Gi").Obj()}, nodes: []NodeInfo{gpuNode("n", "a100", 8)}}.load()
 	d, err := x.Select(isvc("m"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"runtime ClusterServingRuntime/rt was auto-selected for ClusterBaseModel/m"}, d.Warnings)
@@ -79,7 +79,7 @@ func TestModelResolution(t *testing.T) {
 // Informer handlers write while the webhook decides; run with -race.
 func TestConcurrentUpdatesAndDecisions(t *testing.T) {
 	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")), gpus(1, 0))},
-		classes: []*v1beta1.AcceleratorClass{class("a100")}}.load()
+		classes: []*v1beta1.AcceleratorClass{class("a100").Obj()}}.load()
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() {
@@ -96,7 +96,7 @@ func TestConcurrentUpdatesAndDecisions(t *testing.T) {
 		defer wg.Done()
 		for i := 0; i < 200; i++ {
 			x.UpsertClusterServingRuntime(csr(fmt.Sprint("rt", i%5), formats(format("safetensors", "", prio(int32(1+i%3)))), gpus(1, 0)))
-			x.UpsertAcceleratorClass(class(fmt.Sprint("c", i%4)))
+			x.UpsertAcceleratorClass(class(fmt.Sprint("c", i%4)).Obj())
 		}
 	}()
 	go func() {

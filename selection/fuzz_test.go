@@ -113,14 +113,14 @@ func snapshot(data []byte) (objects, []podCall, *v1beta1.InferenceService) {
 		o.srs = append(o.srs, sr(pick(p, "team", "other"), fmt.Sprint("sr", i), runtime()...))
 	}
 	for i, n := 0, p.n(5); i < n; i++ {
-		opts := []classOpt{cMem(pick(p, "40Gi", "80", "80Gi", "192Gi")), cCC(pick(p, "8.0", "9.0", "10.0", "8.9"))}
+		c := class(fmt.Sprint("c", i)).Memory(pick(p, "40Gi", "80", "80Gi", "192Gi")).ComputeCapability(pick(p, "8.0", "9.0", "10.0", "8.9"))
 		if p.n(2) == 1 {
-			opts = append(opts, cPerf(pick(p, "312", "989", "2250")))
+			c.FP16TFLOPS(pick(p, "312", "989", "2250"))
 		}
 		if p.n(2) == 1 {
-			opts = append(opts, cCost(pick(p, "1.1", "2", "4", "12")))
+			c.PerHour(pick(p, "1.1", "2", "4", "12"))
 		}
-		o.classes = append(o.classes, class(fmt.Sprint("c", i), opts...))
+		o.classes = append(o.classes, c.Obj())
 	}
 	for i, n := 0, p.n(8); i < n; i++ {
 		o.nodes = append(o.nodes, NodeInfo{Name: fmt.Sprint("n", i), Labels: map[string]string{"gpu": fmt.Sprint("c", p.n(5))},

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 )
 
 // Builders keep the tables short: each test states only what it is about.
@@ -192,41 +193,10 @@ func withSelector(s v1beta1.AcceleratorSelector) isvcOpt {
 	return func(i *v1beta1.InferenceService) { i.Spec.AcceleratorSelector = &s }
 }
 
-type classOpt func(*v1beta1.AcceleratorClass)
-
-func class(name string, opts ...classOpt) *v1beta1.AcceleratorClass {
-	o := &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	o.Spec.Discovery.NodeSelector = map[string]string{"gpu": name}
-	o.Spec.Resources = []v1beta1.AcceleratorResource{{Name: "nvidia.com/gpu", Quantity: resource.MustParse("1")}}
-	for _, f := range opts {
-		f(o)
-	}
-	return o
-}
-func cMem(q string) classOpt {
-	return func(c *v1beta1.AcceleratorClass) { c.Spec.Capabilities.MemoryGB = ptr(resource.MustParse(q)) }
-}
-func cCC(s string) classOpt {
-	return func(c *v1beta1.AcceleratorClass) { c.Spec.Capabilities.ComputeCapability = s }
-}
-func cFeatures(f ...string) classOpt {
-	return func(c *v1beta1.AcceleratorClass) { c.Spec.Capabilities.Features = f }
-}
-func cPerf(fp16 string) classOpt {
-	return func(c *v1beta1.AcceleratorClass) {
-		c.Spec.Capabilities.Performance = &v1beta1.AcceleratorPerformance{FP16TFLOPS: ptr(resource.MustParse(fp16))}
-	}
-}
-func cCost(perHour string) classOpt {
-	return func(c *v1beta1.AcceleratorClass) {
-		c.Spec.Cost = &v1beta1.AcceleratorCost{PerHour: ptr(resource.MustParse(perHour))}
-	}
-}
-func cTerms(terms ...corev1.NodeSelectorTerm) classOpt {
-	return func(c *v1beta1.AcceleratorClass) {
-		c.Spec.Discovery.NodeSelector = nil
-		c.Spec.Discovery.NodeSelectorTerms = terms
-	}
+// class is a class of nvidia.com/gpu (quantity 1) on the nodes labelled
+// gpu=<name>.
+func class(name string) *wrappers.ClassWrapper {
+	return wrappers.MakeAcceleratorClass(name).NodeSelector("gpu", name).ResourceQuantity("nvidia.com/gpu", "1")
 }
 
 // gpuNode is a Ready node of a class with n free nvidia.com/gpu.

@@ -20,7 +20,7 @@ func TestIncrementalIndexMatchesRecount(t *testing.T) {
 			for step := 0; step < 300; step++ {
 				switch r.Intn(7) {
 				case 0:
-					c := class(fmt.Sprint("c", r.Intn(4)))
+					c := class(fmt.Sprint("c", r.Intn(4))).Obj()
 					if r.Intn(2) == 0 {
 						c.Spec.Resources[0].Name = "amd.com/gpu"
 					}

@@ -5,28 +5,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
 
-func cFamily(vendor, family string) classOpt {
-	return func(c *v1beta1.AcceleratorClass) { c.Spec.Vendor, c.Spec.Family = vendor, family }
-}
-
-func cFP8(tflops string) classOpt {
-	return func(c *v1beta1.AcceleratorClass) {
-		c.Spec.Capabilities.Performance.FP8TFLOPS = ptr(resource.MustParse(tflops))
-	}
-}
-
 // omeFleet is fleet() with vendors, families and fp8 figures.
 func omeFleet() []*v1beta1.AcceleratorClass {
 	return []*v1beta1.AcceleratorClass{
-		class("a100-40gb", cMem("40Gi"), cCC("8.0"), cPerf("312"), cCost("1.10"), cFamily("nvidia", "ampere")),
-		class("a100-80gb", cMem("80Gi"), cCC("8.0"), cPerf("312"), cCost("2.00"), cFamily("nvidia", "ampere")),
-		class("h100-80gb", cMem("80Gi"), cCC("9.0"), cPerf("989"), cFP8("1979"), cCost("4.00"), cFamily("NVIDIA", "Hopper")),
-		class("b200", cMem("192Gi"), cCC("10.0"), cPerf("2250"), cFP8("4500"), cCost("12.00"), cFamily("nvidia", "blackwell")),
+		class("a100-40gb").Memory("40Gi").ComputeCapability("8.0").FP16TFLOPS("312").PerHour("1.10").Vendor("nvidia").Family("ampere").Obj(),
+		class("a100-80gb").Memory("80Gi").ComputeCapability("8.0").FP16TFLOPS("312").PerHour("2.00").Vendor("nvidia").Family("ampere").Obj(),
+		class("h100-80gb").Memory("80Gi").ComputeCapability("9.0").FP16TFLOPS("989").FP8TFLOPS("1979").PerHour("4.00").Vendor("NVIDIA").Family("Hopper").Obj(),
+		class("b200").Memory("192Gi").ComputeCapability("10.0").FP16TFLOPS("2250").FP8TFLOPS("4500").PerHour("12.00").Vendor("nvidia").Family("blackwell").Obj(),
 	}
 }
 
@@ -68,7 +57,7 @@ func TestOMEConstraintsFilterCandidates(t *testing.T) {
 		{
 			name:    "a class without a family fails architectureFamilies",
 			rt:      rt(),
-			classes: []*v1beta1.AcceleratorClass{class("x", cMem("80Gi")), class("h100-80gb", cMem("80Gi"), cFamily("nvidia", "hopper"))},
+			classes: []*v1beta1.AcceleratorClass{class("x").Memory("80Gi").Obj(), class("h100-80gb").Memory("80Gi").Vendor("nvidia").Family("hopper").Obj()},
 			svc:     isvc("m", constraints("", v1beta1.AcceleratorConstraints{ArchitectureFamilies: []string{"hopper"}})),
 			want:    "h100-80gb",
 			explain: []string{"AcceleratorClass/x: declares no spec.family but spec.acceleratorSelector.constraints.architectureFamilies asks for [hopper]"},
@@ -91,7 +80,7 @@ func TestOMEConstraintsFilterCandidates(t *testing.T) {
 		{
 			name:    "the service's preferredPrecisions; a class with no figures at all passes",
 			rt:      rt(),
-			classes: []*v1beta1.AcceleratorClass{class("unknown", cMem("80Gi"), cCost("0.50")), class("a100-80gb", cMem("80Gi"), cPerf("312"), cCost("2.00"))},
+			classes: []*v1beta1.AcceleratorClass{class("unknown").Memory("80Gi").PerHour("0.50").Obj(), class("a100-80gb").Memory("80Gi").FP16TFLOPS("312").PerHour("2.00").Obj()},
 			svc:     isvc("m", constraints(v1beta1.StrategyCost, v1beta1.AcceleratorConstraints{PreferredPrecisions: []string{"bf16"}})),
 			want:    "unknown",
 			explain: []string{"AcceleratorClass/a100-80gb: has no performance figure for any of spec.acceleratorSelector.constraints.preferredPrecisions [bf16]"},

@@ -381,7 +381,7 @@ func TestNewRuntimeAfterDecision(t *testing.T) {
 
 func TestResolveErrors(t *testing.T) {
 	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, csrs: []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")))},
-		classes: []*v1beta1.AcceleratorClass{class("a100")}}.load()
+		classes: []*v1beta1.AcceleratorClass{class("a100").Obj()}}.load()
 	tests := []struct {
 		name, kind, rt, class, wantErr string
 	}{
@@ -408,7 +408,7 @@ func TestIndexDeletesAndStats(t *testing.T) {
 	x := objects{cbms: []*v1beta1.ClusterBaseModel{cbm("m")}, bms: []*v1beta1.BaseModel{bm("team", "m2")},
 		csrs:    []*v1beta1.ClusterServingRuntime{csr("rt", formats(format("safetensors", "")))},
 		srs:     []*v1beta1.ServingRuntime{sr("team", "local", formats(format("safetensors", "")))},
-		classes: []*v1beta1.AcceleratorClass{class("a100")}, nodes: []NodeInfo{gpuNode("n1", "a100", 8)}}.load()
+		classes: []*v1beta1.AcceleratorClass{class("a100").Obj()}, nodes: []NodeInfo{gpuNode("n1", "a100", 8)}}.load()
 	assert.Equal(t, Stats{Runtimes: 2, Classes: 1, Nodes: 1, Models: 2}, x.Stats())
 
 	d, err := x.Select(isvc("m"))

@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -15,10 +14,7 @@ import (
 // vendorClass is a class of a vendor exposing res, cheap and fast enough
 // that the balanced strategy prefers it to the NVIDIA fleet.
 func vendorClass(name, vendor, res string) *v1beta1.AcceleratorClass {
-	c := class(name, cMem("128Gi"), cPerf("839"), cCost("0.50"))
-	c.Spec.Vendor = vendor
-	c.Spec.Resources = []v1beta1.AcceleratorResource{{Name: res, Quantity: resource.MustParse("1")}}
-	return c
+	return class(name).Memory("128Gi").FP16TFLOPS("839").PerHour("0.50").Vendor(vendor).ResourceQuantity(res, "1").Obj()
 }
 
 func vendorNode(name, class, res string) NodeInfo {
