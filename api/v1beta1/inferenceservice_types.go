@@ -270,6 +270,13 @@ type InferenceServiceSpec struct {
 	// even without it. Once set it cannot be removed.
 	// +optional
 	GangPolicy *GangPolicy `json:"gangPolicy,omitempty"`
+	// PrefillDecodeRatio keeps a prefill/decode service's engine and
+	// decoder groups at a ratio: the decoder's replicas follow the
+	// engine's (so scaling the service scales both), and rollouts and
+	// scaling move the groups in steps that keep the Ready groups of each
+	// pairing within maxSkew of the ratio. Only with spec.decoder.
+	// +optional
+	PrefillDecodeRatio *PrefillDecodeRatio `json:"prefillDecodeRatio,omitempty"`
 }
 
 // GangScheduler names the gang scheduling backend.
@@ -425,6 +432,32 @@ type InferenceServiceStatus struct {
 	// Components maps engine, decoder and router to their state.
 	// +optional
 	Components map[string]ComponentStatus `json:"components,omitempty"`
+	// Pairings lists, for a prefill/decode service, each pairing its engine
+	// and decoder pods carry (label ome.io/pairing) with the Ready
+	// groups of each role: two while a rollout runs, one at rest.
+	// +optional
+	// +listType=map
+	// +listMapKey=pairing
+	Pairings []PairingStatus `json:"pairings,omitempty"`
+}
+
+// PairingStatus counts the serving groups of one pairing.
+type PairingStatus struct {
+	// Pairing is the value of the pods' ome.io/pairing label.
+	Pairing string `json:"pairing"`
+	// Current: the pairing new groups are created at.
+	// +optional
+	Current bool `json:"current,omitempty"`
+	// Prefill and Decode are the live engine and decoder groups of the
+	// pairing; ReadyPrefill and ReadyDecode those that are Ready.
+	// +optional
+	Prefill int32 `json:"prefill,omitempty"`
+	// +optional
+	Decode int32 `json:"decode,omitempty"`
+	// +optional
+	ReadyPrefill int32 `json:"readyPrefill,omitempty"`
+	// +optional
+	ReadyDecode int32 `json:"readyDecode,omitempty"`
 }
 
 // +genclient
