@@ -43,6 +43,8 @@ var Images = []Image{
 		Aliases:     []string{"/usr/bin/python3", "/usr/local/bin/vllm", "/usr/local/bin/ray"},
 		Description: "berth's stand-in for vLLM and SGLang in test clusters: NOT an inference engine"},
 	{Name: "berth-pause", Binary: "berth-pause", Description: "the sandbox (pause) process of the local real node's pods"},
+	{Name: "berth-engine-sidecar", Binary: "berth-engine-sidecar",
+		Description: "berth's engine runtime sidecar: router registration and LoRA adapters for SGLang and vLLM engines"},
 }
 
 // Binaries are the programs Images need, each once.
