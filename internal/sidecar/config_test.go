@@ -14,7 +14,7 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 func TestParseConfigFromProfileEnv(t *testing.T) {
 	c, err := ParseConfig(nil, envOf(map[string]string{
 		"TOPO_TYPE": "sglang", "SGL_ROUTER_URL": "http://pd.team.svc", "POD_IP": "10.244.0.7",
-		"INSTANCE_INFO": `{"data":{"port":8080,"worker_type":"prefill","bootstrap_port":8998}}`,
+		"INSTANCE_INFO":      `{"data":{"port":8080,"worker_type":"prefill","bootstrap_port":8998}}`,
 		"HEARTBEAT_INTERVAL": "2s",
 	}), io.Discard)
 	require.NoError(t, err)

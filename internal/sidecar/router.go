@@ -135,7 +135,6 @@ func doHTTP(ctx context.Context, c *http.Client, method, u string, body []byte) 
 	return resp.StatusCode, strings.TrimSpace(string(data)), nil
 }
 
-
 // noRouter is the Router of TOPO_TYPE=none: nothing to register with.
 type noRouter struct{}
 
