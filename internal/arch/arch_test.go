@@ -170,20 +170,6 @@ func TestControllersDoNotImportEachOther(t *testing.T) {
 	}
 }
 
-func TestBuildersAreForTestsOnly(t *testing.T) {
-	g := graph(t)
-	for pkg, imps := range g {
-		if under(pkg, "internal/builders") {
-			continue
-		}
-		for _, imp := range imps {
-			if under(imp, "internal/builders") {
-				t.Errorf("production package %s imports the test builders %s", pkg, imp)
-			}
-		}
-	}
-}
-
 // TestWalkFindsIndirectImports: the walk follows module packages, so a
 // core that reaches client-go through a helper is caught.
 func TestWalkFindsIndirectImports(t *testing.T) {

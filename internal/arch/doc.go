@@ -12,5 +12,7 @@
 //     measure against it, and by tests.
 //  3. The controllers under reconcile/ do not import one another: the
 //     manager wires them, and the pure planner (reconcile/plan) is shared.
-//  4. Test builders (internal/builders) are imported by tests only.
+//
+// That the test builders (internal/testing/wrappers) are imported by tests
+// only is that package's own test.
 package arch
