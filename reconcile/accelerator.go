@@ -24,6 +24,7 @@ import (
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/strip"
 	"github.com/berthdev/berth/selection"
 )
 
@@ -112,14 +113,14 @@ func (a *AcceleratorStatusController) wire() {
 		DeleteFunc: a.classDeleted,
 	}))
 	nodes := a.kube.Core().V1().Nodes().Informer()
-	utilruntime.Must(nodes.SetTransform(selection.StripNode))
+	utilruntime.Must(nodes.SetTransform(strip.Node))
 	must(nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { a.nodeUpdated(nil, o) },
 		UpdateFunc: a.nodeUpdated,
 		DeleteFunc: a.nodeDeleted,
 	}))
 	pods := a.pods.Core().V1().Pods().Informer()
-	utilruntime.Must(pods.SetTransform(selection.StripPod))
+	utilruntime.Must(pods.SetTransform(strip.Pod))
 	must(pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    a.podChanged,
 		UpdateFunc: func(_, n any) { a.podChanged(n) },

@@ -1,18 +1,25 @@
-package selection
+// Package strip holds the informer transforms of the node and pod
+// informers that feed accelerator counting: the webhook's cache
+// (webhook/cache) and the reconciler's AcceleratorClass status both set
+// them, so both count the same nodes and pods. They keep only what
+// selection reads (selection.NodeInfoOf, selection.PodAcceleratorRequests).
+package strip
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/berthdev/berth/selection"
 )
 
-// StripNode is an informer transform that keeps what accelerator discovery
+// Node is an informer transform that keeps what accelerator discovery
 // and counting read: name, labels, accelerator allocatable, readiness and
 // cordoning. With 10,000 nodes the full objects (images, conditions,
 // addresses) would dominate memory. The webhook's cache and the
 // reconciler's AcceleratorClass status use it, so both count the same
 // nodes.
-func StripNode(obj any) (any, error) {
+func Node(obj any) (any, error) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
 		return obj, nil // tombstones pass through
@@ -22,7 +29,7 @@ func StripNode(obj any) (any, error) {
 	}}
 	out.Status.Allocatable = corev1.ResourceList{}
 	for name, q := range n.Status.Allocatable {
-		if IsAcceleratorResource(name) {
+		if selection.IsAcceleratorResource(name) {
 			out.Status.Allocatable[name] = q
 		}
 	}
@@ -35,10 +42,10 @@ func StripNode(obj any) (any, error) {
 	return out, nil
 }
 
-// StripPod is an informer transform that keeps a pod's identity, node,
-// phase and accelerator requests (PodAcceleratorRequests, folded into one
+// Pod is an informer transform that keeps a pod's identity, node,
+// phase and accelerator requests (selection.PodAcceleratorRequests, folded into one
 // container), for the same counting.
-func StripPod(obj any) (any, error) {
+func Pod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
@@ -48,7 +55,7 @@ func StripPod(obj any) (any, error) {
 	}}
 	out.Spec.NodeName = p.Spec.NodeName
 	out.Status.Phase = p.Status.Phase
-	req := PodAcceleratorRequests(p)
+	req := selection.PodAcceleratorRequests(p)
 	if len(req) > 0 {
 		c := corev1.Container{Name: "usage", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}
 		for name, v := range req {

@@ -169,7 +169,7 @@ func feedKinds(v berthv1beta1.Interface, x *selection.Index) error {
 }
 
 // feedFleet keeps the index's nodes and pod usage in step with their
-// informers, through selection's transforms (StripNode, StripPod).
+// informers, through their transforms (package strip: strip.Node, strip.Pod).
 func feedFleet(nodes, pods toolscache.SharedIndexInformer, x *selection.Index) error {
 	if err := nodes.SetTransform(stripNode); err != nil {
 		return err

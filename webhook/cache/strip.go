@@ -3,14 +3,15 @@ package cache
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/berthdev/berth/internal/strip"
 	"github.com/berthdev/berth/selection"
 )
 
-// stripNode and stripPod are selection's transforms, shared with the
-// reconciler's AcceleratorClass status.
+// stripNode and stripPod are the fleet informers' transforms (package
+// strip), shared with the reconciler's AcceleratorClass status.
 var (
-	stripNode = selection.StripNode
-	stripPod  = selection.StripPod
+	stripNode = strip.Node
+	stripPod  = strip.Pod
 )
 
 // IsAcceleratorResource is selection.IsAcceleratorResource.
