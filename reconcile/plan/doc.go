@@ -174,6 +174,38 @@
 //     seen since the last progress, so flapping is not progress. Past the
 //     deadline the Status is Stalled until progress is made; TrackProgress
 //     asks to be called when the deadline would pass.
+//  10. Pairings (pair.go; Spec.Pair, for the engine and decoder of a
+//     prefill/decode service). Each pod carries the pairing of the pair's
+//     revisions (label ome.io/pairing; the caller computes it and stamps it
+//     on the pods it creates). A group whose pods are not all at
+//     Pair.Pairing is outdated, as one of another revision is, and rolls
+//     by rule 5: a change to either component moves both to a new
+//     pairing. Step.Pairs counts the component's live and Ready groups per
+//     pairing (Range); PairRanges counts them before a step.
+//  11. Ratio (Pair.Ratio, spec.prefillDecodeRatio; the bounds are
+//     v1beta1.PrefillDecodeRatio's: skew |P·decode − D·prefill| at most
+//     maxSkew·min(prefill, decode)). The caller plans the engine first,
+//     with the decoder's Ranges as Pair.Other, then the decoder with the
+//     engine's Step.Pairs, so the second step is checked against the
+//     first. Of one role and pairing, Range.Low counts the Ready groups
+//     the step deletes as gone and Range.High the groups not yet Ready
+//     (live, or created now) as Ready: the span of Ready counts the
+//     writes can lead to in whatever order they land and pods turn
+//     Ready. A Ready group is deleted (rules 4 and 5) and a group created
+//     (rule 2) only if every corner of the two roles' spans is within the
+//     bounds, or no further out than the Ready groups are now; otherwise
+//     the action waits, a RatioHold event says why (once per step), and
+//     the next pod change calls again. Groups that are not Ready are
+//     deleted freely. So a rollout moves the old pairing down and the new
+//     one up one group at a time, the role that is ahead first, and
+//     scaling adds or removes (highest ordinal first) the groups of both
+//     roles in the same order. With maxSkew at least
+//     v1beta1.MinMaxSkew (the webhook's check) some single step is
+//     always allowed. The simulation (pair_sim_test.go) checks the ratio
+//     of every pairing and maxUnavailable after every delete and every
+//     pod turning Ready, through a rollout, a reconciler restart between
+//     the engine's and the decoder's step, and a scale during a rollout;
+//     FuzzPairRatio starts it from arbitrary worlds.
 //
 // # Status and conditions
 //
@@ -218,4 +250,13 @@
 //     the memory was lost starts counting from 0 again.
 //   - A surviving high ordinal that is rolled comes back at the lowest
 //     free ordinal (rule 2), closing the hole.
+//   - With a ratio, groups start one (or, with a larger maxSkew, a few)
+//     at a time in ratio order: a new service or a scale-up waits for
+//     each group to be Ready before the next of the other role, which is
+//     slower than creating all at once. Recovering a failing group (rule
+//     6) is not held by the ratio; a failure can take a pairing outside
+//     its bounds, which the service's RatioWithinBounds condition says.
+//   - A group below the partition recreated at a recorded revision gets
+//     the current pairing label (the caller's), so it is outdated by its
+//     revision and rolls once the partition is lowered.
 package plan

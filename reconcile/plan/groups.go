@@ -48,6 +48,8 @@ type group struct {
 	live, ready, outdated bool
 	readySince            time.Time
 	recreateCount         int32
+	// pairing is its pods' ome.io/pairing (rule 10).
+	pairing string
 }
 
 // view is the observed state of the component after rule 1.
@@ -198,6 +200,11 @@ func (v *view) derive(g *group) {
 	for _, i := range g.all {
 		g.outdated = g.outdated || v.pods[i].Revision != v.spec.Revision
 		g.recreateCount = max(g.recreateCount, v.pods[i].RecreateCount)
+	}
+	pairing, same := v.groupPairing(g)
+	g.pairing = pairing
+	if pr := v.spec.Pair; pr != nil && (!same || pairing != pr.Pairing) {
+		g.outdated = true // rule 10: another pairing is another revision
 	}
 	if g.outdated {
 		g.shape = v.ownShape(g)

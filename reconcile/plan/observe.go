@@ -25,7 +25,7 @@ func ObservePod(pod *corev1.Pod) (Pod, error) {
 	}
 	out := Pod{
 		Name: pod.Name, UID: string(pod.UID), Role: pod.Labels[v1beta1.LabelRole],
-		Revision: pod.Annotations[v1beta1.AnnotationRevision], Phase: pod.Status.Phase,
+		Revision: pod.Annotations[v1beta1.AnnotationRevision], Pairing: pod.Labels[v1beta1.LabelPairing], Phase: pod.Status.Phase,
 		Terminating: pod.DeletionTimestamp != nil, Reason: pod.Status.Reason,
 	}
 	var errs []error

@@ -40,6 +40,10 @@ type planner struct {
 	gone    map[int32]bool
 	touched map[int32]bool
 	created map[int32]bool
+	// pairs is the component's Range per pairing as the step goes (rule
+	// 11); pairHeldSaid: the RatioHold event was written.
+	pairs        map[string]Range
+	pairHeldSaid bool
 }
 
 func newPlanner(spec Spec, pods []Pod, memory Backoff, now time.Time) *planner {
@@ -57,6 +61,9 @@ func newPlanner(spec Spec, pods []Pod, memory Backoff, now time.Time) *planner {
 	}
 	p.allowance = allowance(spec.Replicas, p.ready, p.maxUnav)
 	p.backoff = p.recall(memory)
+	if spec.Pair != nil {
+		p.pairs = p.pairRanges()
+	}
 	return p
 }
 
@@ -149,6 +156,7 @@ func (p *planner) finish() Step {
 		}
 	}
 	p.step.Backoff = p.backoff
+	p.step.Pairs = p.pairs
 	p.step.Status = p.status()
 	return p.step
 }

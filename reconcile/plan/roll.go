@@ -12,7 +12,7 @@ import (
 func (p *planner) roll() {
 	cands := p.rollable()
 	for _, g := range cands {
-		if !g.ready {
+		if !g.ready && p.pairDelete(g) {
 			p.rollGroup(g, "not Ready, ")
 		}
 	}
@@ -20,6 +20,9 @@ func (p *planner) roll() {
 		if g.ready && !p.gone[g.ordinal] {
 			if p.allowance <= 0 {
 				return
+			}
+			if !p.pairDelete(g) { // rule 11
+				continue
 			}
 			p.allowance--
 			p.rollGroup(g, "")

@@ -26,10 +26,13 @@ func (p *planner) scaleDown() {
 		if excess <= 0 {
 			return
 		}
+		if g.ready && p.allowance <= 0 {
+			continue
+		}
+		if !p.pairDelete(g) { // rule 11
+			continue
+		}
 		if g.ready {
-			if p.allowance <= 0 {
-				continue
-			}
 			p.allowance--
 		}
 		p.deleteGroup(g, ReasonScalingDown)
@@ -134,6 +137,9 @@ func (p *planner) scaleUp() {
 		if g != nil {
 			p.requeue(WaitRequeue)
 			continue
+		}
+		if !p.pairCreate(o) { // rule 11: a Ready group of the other role, or a deleted one, calls again
+			return
 		}
 		rev, s := p.newGroupRevision(o)
 		ids := expected(s, o)

@@ -64,6 +64,9 @@ type Spec struct {
 	// their groups. A group below the partition is recreated at its own
 	// revision only when it is recorded (rule 3).
 	Recorded map[string]Shape
+	// Pair is set for the engine and decoder of a prefill/decode service
+	// (rules 10 and 11); nil otherwise.
+	Pair *Pair
 }
 
 // Shape is what a revision's groups are made of: one pod, or a leader and
@@ -86,7 +89,9 @@ type Pod struct {
 	Worker int32
 	// Revision is the pod's ome.io/revision annotation.
 	Revision string
-	Phase    corev1.PodPhase
+	// Pairing is the pod's ome.io/pairing label (rule 10).
+	Pairing string
+	Phase   corev1.PodPhase
 	// Ready is the pod's Ready condition; ReadySince when it became True.
 	Ready      bool
 	ReadySince time.Time
@@ -156,6 +161,7 @@ const (
 	ReasonBackOff            = "BackOff"
 	ReasonInvalidRollout     = "InvalidRolloutStrategy"
 	ReasonRevisionMissing    = "RevisionNotRecorded"
+	ReasonRatioHold          = "RatioHold"
 
 	ProgressRollingUpdate = "RollingUpdate"
 	ProgressScaling       = "Scaling"
@@ -240,4 +246,7 @@ type Step struct {
 	Events  []Event
 	Status  Status
 	Backoff Backoff
+	// Pairs is, with Spec.Pair, the component's Range per pairing after
+	// this step: the next role's Pair.Other, and the status's pairings.
+	Pairs map[string]Range
 }
