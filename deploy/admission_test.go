@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	"github.com/berthdev/berth/api/v1beta1"
@@ -50,7 +51,9 @@ func TestObjectsPassTheWebhookChecks(t *testing.T) {
 		case "ClusterServingRuntime", "ServingRuntime":
 			var o v1beta1.ClusterServingRuntime // same spec for both kinds
 			require.NoError(t, yaml.UnmarshalStrict(m.raw, &o), m.file)
-			errs = merge.ValidateRuntimeTemplates(&o.Spec)
+			for _, e := range merge.ValidateRuntimeTemplates(&o.Spec, field.NewPath("spec")) {
+				errs = append(errs, e.Error())
+			}
 		default:
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	"github.com/berthdev/berth/api/v1beta1"
@@ -33,7 +34,7 @@ func runtimeIndex(t *testing.T) (*selection.Index, []*v1beta1.ClusterServingRunt
 func TestRuntimesPassRuntimeValidation(t *testing.T) {
 	for _, rt := range loadRuntimes(t) {
 		t.Run(rt.Name, func(t *testing.T) {
-			errs, _ := selection.ValidateRuntimeSpec("spec", &rt.Spec)
+			errs, _ := selection.ValidateRuntimeSpec(field.NewPath("spec"), &rt.Spec)
 			assert.Empty(t, errs)
 		})
 	}
@@ -60,7 +61,7 @@ func TestRuntimesHaveNoPriorityConflicts(t *testing.T) {
 		require.NotNil(t, orig)
 		conflicts := x.PriorityConflicts(selection.KindClusterServingRuntime, "", "my-vllm-mistral", &orig.Spec)
 		require.Len(t, conflicts, 1)
-		assert.Contains(t, conflicts[0], "vllm-mistral-7b-instruct-rt")
+		assert.Contains(t, conflicts[0].Detail, "vllm-mistral-7b-instruct-rt")
 	})
 }
 

@@ -83,7 +83,10 @@ func (c *Controller) syncConflicts(ctx context.Context) (int, error) {
 	conflicting := 0
 	var errs []error
 	for _, r := range all {
-		lines := idx.PriorityConflicts(r.kind, r.namespace, r.name, r.spec)
+		var lines []string // "<field>: <detail>", as the webhook prints them
+		for _, e := range idx.PriorityConflicts(r.kind, r.namespace, r.name, r.spec) {
+			lines = append(lines, e.Field+": "+e.Detail)
+		}
 		want := metav1.Condition{Type: ConditionPriorityConflict, Status: metav1.ConditionFalse, Reason: ReasonNoConflict,
 			Message: "no enabled runtime of the same scope ties with this one"}
 		if len(lines) > 0 {

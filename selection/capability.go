@@ -91,6 +91,21 @@ type requirement struct {
 	none      bool // set by finish: nothing is required
 }
 
+// capabilityField is one set compute capability field and its value.
+type capabilityField struct{ field, v string }
+
+// computeCapabilities lists c's set compute capability fields (the OME
+// name and berth's), each parsed with parseDecimal.
+func computeCapabilities(c *v1beta1.AcceleratorCapabilities) []capabilityField {
+	var out []capabilityField
+	for _, cc := range []capabilityField{{"minComputeCapability", c.MinComputeCapability}, {"computeCapability", c.ComputeCapability}} {
+		if cc.v != "" {
+			out = append(out, cc)
+		}
+	}
+	return out
+}
+
 func newRequirement() requirement {
 	return requirement{cc: -1, perf: make([]int64, len(perfFigures))}
 }
@@ -103,10 +118,7 @@ func (r *requirement) add(path string, c *v1beta1.AcceleratorCapabilities) {
 	if b := memoryBytes(c.MemoryGB); b > r.memory {
 		r.memory = b
 	}
-	for _, cc := range []struct{ field, v string }{{"minComputeCapability", c.MinComputeCapability}, {"computeCapability", c.ComputeCapability}} {
-		if cc.v == "" {
-			continue
-		}
+	for _, cc := range computeCapabilities(c) {
 		n, err := parseDecimal(cc.v)
 		if err != nil {
 			r.errs = append(r.errs, path+"."+cc.field+": compute capability "+err.Error())

@@ -43,7 +43,9 @@ type formatEntry struct {
 	quant      string  // "" = unquantized only
 	autoSelect bool
 	priority   *int32
-	err        string // first unparseable field, reported instead of a silent mismatch
+	err        string   // first unparseable field, reported instead of a silent mismatch
+	errField   []string // err's field under supportedModelFormats[i] ("modelFormat", "version")
+	errDetail  string   // err without its field
 }
 
 func compileRuntime(kind, namespace, name string, created time.Time, spec *v1beta1.ServingRuntimeSpec) *runtimeEntry {
@@ -86,27 +88,27 @@ func compileFormat(i int, f *v1beta1.SupportedModelFormat) formatEntry {
 	fe.display = f.Name
 	version := f.Version
 	var op *v1beta1.RuleOperator
-	versionPath := path + ".version"
+	versionAt := []string{"version"}
 	if mf := f.ModelFormat; mf != nil {
 		if mf.Name != "" {
 			fe.display = mf.Name
 		}
 		if mf.Version != nil {
 			version = mf.Version
-			versionPath = path + ".modelFormat.version"
+			versionAt = []string{"modelFormat", "version"}
 		}
 		op = mf.Operator
 	}
 	fe.name = strings.ToLower(strings.TrimSpace(fe.display))
-	setErr := func(msg string) {
+	setErr := func(at []string, detail string) {
 		if fe.err == "" {
-			fe.err = msg
+			fe.err, fe.errField, fe.errDetail = path+"."+strings.Join(at, ".")+": "+detail, at, detail
 		}
 	}
 	if version != nil {
 		r, err := parseRule(*version, op)
 		if err != nil {
-			setErr(versionPath + ": " + err.Error())
+			setErr(versionAt, err.Error())
 		} else {
 			fe.version = &r
 		}
@@ -117,7 +119,7 @@ func compileFormat(i int, f *v1beta1.SupportedModelFormat) formatEntry {
 		if fw.Version != nil {
 			r, err := parseRule(*fw.Version, fw.Operator)
 			if err != nil {
-				setErr(path + ".modelFramework.version: " + err.Error())
+				setErr([]string{"modelFramework", "version"}, err.Error())
 			} else {
 				fe.fwVersion = &r
 			}

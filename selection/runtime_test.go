@@ -340,8 +340,8 @@ func TestEqualPrioritiesOverlappingRanges(t *testing.T) {
 
 	conflicts := x.PriorityConflicts(KindClusterServingRuntime, "", "b", &b.Spec)
 	require.Len(t, conflicts, 1)
-	assert.Contains(t, conflicts[0], "ClusterServingRuntime/b")
-	assert.Contains(t, conflicts[0], "ClusterServingRuntime/a")
+	assert.Contains(t, conflicts[0].Detail, "ClusterServingRuntime/b")
+	assert.Contains(t, conflicts[0].Detail, "ClusterServingRuntime/a")
 
 	x.UpsertClusterServingRuntime(b)
 	for i := 0; i < 3; i++ {

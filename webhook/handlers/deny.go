@@ -11,21 +11,16 @@ import (
 	"github.com/berthdev/berth/webhook/admission"
 )
 
-// fromLine turns a "<field path>: <message>" line of the checks that still
-// return strings (selection, merge) into a field error, so every denial
-// carries Status.Details.Causes. A line that does not start with a path
-// keeps no field.
-func fromLine(line string) *field.Error {
-	path, msg, ok := strings.Cut(line, ": ")
-	if !ok || path == "" || strings.ContainsAny(path, " ,") {
-		path, msg = "", line
-	}
-	return &field.Error{Type: field.ErrorTypeInvalid, Field: path, BadValue: field.OmitValueType{}, Detail: msg}
+// fieldError is an error whose detail already says what is wrong with the
+// field's value: the denial prints it as "<field>: <detail>" (causeLine).
+func fieldError(p *field.Path, detail string) *field.Error {
+	return field.Invalid(p, field.OmitValueType{}, detail)
 }
 
 // causeLine prints an error as the denial message lists it: "<field>:
-// <message>" for lines without a value (as they were written), the field
-// package's text otherwise.
+// <detail>" for an Invalid error without a value (the detail quotes what
+// it needs: selection's, merge's template and fieldError's errors), the
+// field package's text otherwise.
 func causeLine(e *field.Error) string {
 	if _, omit := e.BadValue.(field.OmitValueType); omit && e.Type == field.ErrorTypeInvalid {
 		if e.Field == "" {

@@ -98,16 +98,12 @@ func (h *InferenceServices) pendingModel(isvc *v1beta1.InferenceService) (select
 }
 
 // modelMount is the model merge mounts into engine and decoder pods: the
-// decision's model as merge.NewModelMount builds it from the model object
-// (the reconciler does the same, so both compute one revision). Its
-// merged Spec is a fixed point of v1beta1.EffectiveModelSpec. nil for a
-// model the service describes inline (KServe's predictor.model).
-func modelMount(m selection.Model) *merge.ModelMount {
-	if m.Kind != selection.KindBaseModel && m.Kind != selection.KindClusterBaseModel {
-		return nil
-	}
-	return merge.NewModelMount(m.Kind, m.Namespace, m.Name, m.Spec, v1beta1.ModelStatus{Discovered: m.Discovered})
-}
+// decision's model as pin.Model.Mount builds it, the one way the pod
+// webhook and the reconciler feed a model to merge (so both compute one
+// revision). Its merged Spec is a fixed point of
+// v1beta1.EffectiveModelSpec. nil for a model the service describes
+// inline (KServe's predictor.model).
+func modelMount(m selection.Model) *merge.ModelMount { return selectedModel(m).Mount() }
 
 // downloaderFor is the image to pin for a decision's model, "" for none:
 // the configured downloader when merge delivers the model by download
@@ -127,15 +123,16 @@ func (h *InferenceServices) downloaderFor(m selection.Model) string {
 // model's storage: a URI berth understands, the Secret of storage.key and
 // the claim of a pvc:// URI in the service's namespace (a claim that OME's
 // form pvc://{namespace}:{claim}/{sub-path} places in another namespace
-// cannot be mounted by the service's pods). Each error is a
-// line "spec.model.name: <Kind>/<name>: spec.storage.<field>: ...";
+// cannot be mounted by the service's pods). Each error is at
+// spec.model.name, its detail "<Kind>/<name>: spec.storage.<field>: ...";
 // warnings say what could not be checked.
-func (h *InferenceServices) storageErrors(ctx context.Context, isvc *v1beta1.InferenceService, m selection.Model) (errs, warnings []string) {
+func (h *InferenceServices) storageErrors(ctx context.Context, isvc *v1beta1.InferenceService, m selection.Model) (errs field.ErrorList, warnings []string) {
 	st := m.Spec.Storage
 	if st == nil {
 		return nil, nil
 	}
-	at := "spec.model.name: " + m.Ref() + ": spec.storage."
+	at := field.NewPath("spec", "model", "name")
+	storage := m.Ref() + ": spec.storage."
 	check := func(lookup Lookup, kind, name, fieldName, fix string) {
 		if lookup == nil {
 			return
@@ -145,17 +142,17 @@ func (h *InferenceServices) storageErrors(ctx context.Context, isvc *v1beta1.Inf
 			warnings = append(warnings, fmt.Sprintf("cannot check that %s %q (%s %s) exists in namespace %s: neither the webhook's cache nor the API server answered; the service's pods cannot start without it",
 				kind, name, m.Ref(), "spec.storage."+fieldName, isvc.Namespace))
 		case !exists:
-			errs = append(errs, fmt.Sprintf("%s%s: %s %q does not exist in namespace %s; %s", at, fieldName, kind, name, isvc.Namespace, fix))
+			errs = append(errs, fieldError(at, fmt.Sprintf("%s%s: %s %q does not exist in namespace %s; %s", storage, fieldName, kind, name, isvc.Namespace, fix)))
 		}
 	}
 	if st.StorageURI != nil {
 		loc, err := v1beta1.ParseStorageURI(*st.StorageURI)
 		switch {
 		case err != nil:
-			errs = append(errs, at+"storageUri: "+err.Error())
+			errs = append(errs, fieldError(at, storage+"storageUri: "+err.Error()))
 		case loc.Scheme == v1beta1.SchemePVC && loc.ClaimNamespace != "" && loc.ClaimNamespace != isvc.Namespace:
-			errs = append(errs, fmt.Sprintf("%sstorageUri: PersistentVolumeClaim %q is in namespace %s; pods of namespace %s cannot mount it: create the service in namespace %s, or use a model whose claim is in this namespace",
-				at, loc.ClaimName, loc.ClaimNamespace, isvc.Namespace, loc.ClaimNamespace))
+			errs = append(errs, fieldError(at, fmt.Sprintf("%sstorageUri: PersistentVolumeClaim %q is in namespace %s; pods of namespace %s cannot mount it: create the service in namespace %s, or use a model whose claim is in this namespace",
+				storage, loc.ClaimName, loc.ClaimNamespace, isvc.Namespace, loc.ClaimNamespace)))
 		case loc.Scheme == v1beta1.SchemePVC:
 			check(h.Claims, "PersistentVolumeClaim", loc.ClaimName, "storageUri",
 				"the pods mount the model from it: create it there, or use a model whose claim is in this namespace")
@@ -196,14 +193,12 @@ func (h *InferenceServices) checkStorage(ctx context.Context, isvc, old *v1beta1
 	if len(errs) > 0 && old != nil {
 		if om, err := h.Index.Model(old); err == nil {
 			oldErrs, _ := h.storageErrors(ctx, old, om)
-			var more []string
-			errs, more = ratchetLines(errs, oldErrs)
-			warnings = append(warnings, more...)
+			var kept []string
+			errs, kept = ratchet(errs, oldErrs)
+			for _, k := range kept {
+				warnings = append(warnings, k+" (not introduced by this update, so not denied; pods of this service cannot be created until it is fixed)")
+			}
 		}
 	}
-	var out field.ErrorList
-	for _, l := range errs {
-		out = append(out, fromLine(l))
-	}
-	return out, warnings
+	return errs, warnings
 }

@@ -197,18 +197,19 @@ func (h *Runtimes) peers(ctx context.Context, o runtimeObject) (*selection.Index
 	return idx, nil
 }
 
-// runtimeErrors are the errors of one spec: on its own, and its priority
-// ties with the runtimes of peers.
+// runtimeErrors are the errors of one spec: on its own (the schema's
+// complements in package validation, selection's format, size and
+// accelerator checks, merge's template checks), and its priority ties with
+// the runtimes of peers.
 func runtimeErrors(peers *selection.Index, o runtimeObject, spec *v1beta1.ServingRuntimeSpec) (field.ErrorList, []string) {
-	lines, warnings := selection.ValidateRuntimeSpec("spec", spec)
-	lines = append(lines, merge.ValidateRuntimeTemplates(spec)...)
+	at := field.NewPath("spec")
+	errs := validation.ValidateServingRuntimeSpec(spec, at)
+	formatErrs, warnings := selection.ValidateRuntimeSpec(at, spec)
+	errs = append(errs, formatErrs...)
+	errs = append(errs, merge.ValidateRuntimeTemplates(spec, at)...)
 	// A disabled runtime is never selected, so it cannot conflict.
 	if spec.Disabled == nil || !*spec.Disabled {
-		lines = append(lines, peers.PriorityConflicts(o.kind, o.namespace, o.name, spec)...)
-	}
-	errs := validation.ValidateServingRuntimeSpec(spec, field.NewPath("spec"))
-	for _, l := range lines {
-		errs = append(errs, fromLine(l))
+		errs = append(errs, peers.PriorityConflicts(o.kind, o.namespace, o.name, spec)...)
 	}
 	return errs, warnings
 }
@@ -239,7 +240,7 @@ func (h *Runtimes) missingReferences(spec *v1beta1.ServingRuntimeSpec) field.Err
 	var out field.ErrorList
 	for _, r := range classes {
 		if _, ok := h.Index.AcceleratorClass(r.name); !ok {
-			out = append(out, fromLine(fmt.Sprintf("%s: AcceleratorClass %q does not exist; create it first or fix the name", r.path, r.name)))
+			out = append(out, fieldError(r.path, fmt.Sprintf("AcceleratorClass %q does not exist; create it first or fix the name", r.name)))
 		}
 	}
 	for _, r := range profiles {
@@ -247,47 +248,52 @@ func (h *Runtimes) missingReferences(spec *v1beta1.ServingRuntimeSpec) field.Err
 			break
 		}
 		if _, err := h.Profiles.Get(r.name); apierrors.IsNotFound(err) {
-			out = append(out, fromLine(fmt.Sprintf("%s: ClusterEngineRuntimeProfile %q does not exist; create it first or fix the name", r.path, r.name)))
+			out = append(out, fieldError(r.path, fmt.Sprintf("ClusterEngineRuntimeProfile %q does not exist; create it first or fix the name", r.name)))
 		}
 	}
 	return out
 }
 
 // reference is a field naming another object.
-type reference struct{ path, name string }
+type reference struct {
+	path *field.Path
+	name string
+}
 
 // references lists the AcceleratorClasses and profiles a runtime names, in
 // field order.
 func references(spec *v1beta1.ServingRuntimeSpec) (classes, profiles []reference) {
+	at := field.NewPath("spec")
 	if r := spec.AcceleratorRequirements; r != nil {
+		req := at.Child("acceleratorRequirements")
 		for i, c := range r.SupportedClasses {
-			classes = append(classes, reference{fmt.Sprintf("spec.acceleratorRequirements.supportedClasses[%d]", i), c})
+			classes = append(classes, reference{req.Child("supportedClasses").Index(i), c})
 		}
 		for i, p := range r.PreferenceOrder {
-			classes = append(classes, reference{fmt.Sprintf("spec.acceleratorRequirements.preferenceOrder[%d].class", i), p.Class})
+			classes = append(classes, reference{req.Child("preferenceOrder").Index(i).Child("class"), p.Class})
 		}
 	}
-	addConfigs := func(path string, cfgs []v1beta1.AcceleratorConfiguration) {
+	addConfigs := func(path *field.Path, cfgs []v1beta1.AcceleratorConfiguration) {
 		for i, c := range cfgs {
-			classes = append(classes, reference{fmt.Sprintf("%s[%d].selector.acceleratorClass", path, i), c.Selector.AcceleratorClass})
+			classes = append(classes, reference{path.Index(i).Child("selector", "acceleratorClass"), c.Selector.AcceleratorClass})
 		}
 	}
-	addProfiles := func(path string, refs []v1beta1.EngineRuntimeRef) {
+	addProfiles := func(path *field.Path, refs []v1beta1.EngineRuntimeRef) {
 		for i, r := range refs {
-			profiles = append(profiles, reference{fmt.Sprintf("%s[%d].profileName", path, i), r.ProfileName})
+			profiles = append(profiles, reference{path.Index(i).Child("profileName"), r.ProfileName})
 		}
 	}
-	addConfigs("spec.acceleratorConfigurations", spec.AcceleratorConfigurations)
+	addConfigs(at.Child("acceleratorConfigurations"), spec.AcceleratorConfigurations)
 	if e := spec.EngineConfig; e != nil {
-		addConfigs("spec.engineConfig.acceleratorConfigurations", e.AcceleratorConfigurations)
-		addProfiles("spec.engineConfig.engineRuntimes", e.EngineRuntimes)
+		addConfigs(at.Child("engineConfig", "acceleratorConfigurations"), e.AcceleratorConfigurations)
+		addProfiles(at.Child("engineConfig", "engineRuntimes"), e.EngineRuntimes)
 	}
 	if d := spec.DecoderConfig; d != nil {
-		addConfigs("spec.decoderConfig.acceleratorConfigurations", d.AcceleratorConfigurations)
-		addProfiles("spec.decoderConfig.engineRuntimes", d.EngineRuntimes)
+		addConfigs(at.Child("decoderConfig", "acceleratorConfigurations"), d.AcceleratorConfigurations)
+		addProfiles(at.Child("decoderConfig", "engineRuntimes"), d.EngineRuntimes)
 	}
 	if r := spec.RouterConfig; r != nil {
-		addProfiles("spec.routerConfig.engineRuntimes", r.EngineRuntimes)
+		addProfiles(at.Child("routerConfig", "engineRuntimes"), r.EngineRuntimes)
 	}
 	// An empty name is the schema's to report.
 	classes = slices.DeleteFunc(classes, func(r reference) bool { return r.name == "" })

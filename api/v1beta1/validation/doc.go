@@ -34,14 +34,26 @@
 // A decoder needs an engine. It is checked on what the user sent, before
 // the mutating webhook defaults spec.engine.
 //
+// # InferenceService LoRA adapters (ValidateAdapters)
+//
+//  1. At most MaxAdapters (64) adapters.
+//  2. Each name is 1-128 letters, digits or . _ : / -, starting with a
+//     letter or digit (it is the model name requests use), and appears
+//     once.
+//  3. Each source (the engine's lora_path) is given, at most 1024
+//     characters, without spaces or control characters.
+//
 // # ServingRuntime and ClusterServingRuntime (ValidateServingRuntimeSpec)
 //
-//  1. No rendered string (command and args items, env values) opens a
-//     template action berth renders ("{{." or "{{index") without closing it.
-//  2. No env name appears twice in one container or accelerator
+//  1. No env name appears twice in one container or accelerator
 //     configuration.
+//  2. engineConfig and decoderConfig have no acceleratorOverride (a
+//     service's setting).
 //  3. No OME or KServe alias disagrees with the berth field it folds into
 //     (v1beta1.FoldRuntimeAliases): both fields are named.
+//
+// The templates of the strings berth renders (command and args items, env
+// values) are checked where they are rendered: merge.ValidateRuntimeTemplates.
 //
 // # BaseModel and ClusterBaseModel (ValidateBaseModelSpec)
 //
@@ -68,5 +80,8 @@
 //
 // Checks that need the cluster (priority conflicts, referenced classes and
 // profiles) stay in the webhook; format, version and size checks are in
-// package selection, which parses them.
+// package selection, which parses them (selection.ValidateRuntimeSpec,
+// selection.ValidateDiscovery), and template checks in package merge,
+// which renders them. Each returns a field.ErrorList too; the webhook
+// joins the lists of a kind into one denial, one Status cause per error.
 package validation

@@ -3,7 +3,6 @@ package validation
 import (
 	"encoding/json"
 	"sort"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -15,20 +14,18 @@ import (
 // pod containers, and acceleratorConfigurations) for what the schema
 // cannot see:
 //
-//  1. a string berth renders (command and args items, env values) that
-//     opens a template action berth would render ("{{." or "{{index")
-//     without closing it: it would reach the engine literally;
-//  2. an env name listed twice in one container or configuration: the
+//  1. an env name listed twice in one container or configuration: the
 //     definitions collapse and only the last reaches the pod;
-//  3. engineConfig or decoderConfig acceleratorOverride: the field chooses
+//  2. engineConfig or decoderConfig acceleratorOverride: the field chooses
 //     one InferenceService's class and a runtime has no use for it, so it
 //     is denied rather than silently ignored;
-//  4. an OME or KServe alias (acceleratorRequirements.acceleratorClasses,
+//  3. an OME or KServe alias (acceleratorRequirements.acceleratorClasses,
 //     minMemory, ...; workerSpec) that disagrees with the berth field it
 //     folds into (v1beta1.FoldRuntimeAliases; paths are under spec).
 //
-// Probes and lifecycle hooks are not rendered, so they are not looked at.
-// Errors of 1 and 2 are in field order, then those of 3, then 4.
+// Errors of 1 are in field order, then those of 2, then 3. The templates
+// in the strings berth renders are merge's to check
+// (merge.ValidateRuntimeTemplates), which renders them.
 func ValidateServingRuntimeSpec(spec *v1beta1.ServingRuntimeSpec, path *field.Path) field.ErrorList {
 	if spec == nil {
 		return nil
@@ -57,10 +54,8 @@ func overrideOnRuntime(config *field.Path, component string) *field.Error {
 		".acceleratorOverride) and is not read on a runtime; state what the runtime needs in spec.acceleratorRequirements, or per class in acceleratorConfigurations")
 }
 
-// notRendered are container fields whose strings berth never renders.
-var notRendered = map[string]bool{"livenessProbe": true, "readinessProbe": true, "startupProbe": true, "lifecycle": true}
-
-// walkContainers visits every object of the tree in field order.
+// walkContainers visits every object of the tree in field order and
+// checks each env list it finds.
 func walkContainers(node any, path *field.Path, errs *field.ErrorList) {
 	switch v := node.(type) {
 	case map[string]any:
@@ -70,17 +65,10 @@ func walkContainers(node any, path *field.Path, errs *field.ErrorList) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			p := path.Child(k)
-			switch {
-			case notRendered[k]:
-			case k == "command" || k == "args":
-				for i, s := range stringItems(v[k]) {
-					*errs = append(*errs, unclosedTemplate(p.Index(i), s)...)
-				}
-			case k == "env":
-				*errs = append(*errs, checkEnv(v[k], p)...)
-			default:
-				walkContainers(v[k], p, errs)
+			if k == "env" {
+				*errs = append(*errs, checkEnv(v[k], path.Child(k))...)
+			} else {
+				walkContainers(v[k], path.Child(k), errs)
 			}
 		}
 	case []any:
@@ -90,8 +78,7 @@ func walkContainers(node any, path *field.Path, errs *field.ErrorList) {
 	}
 }
 
-// checkEnv checks one container's env list: values are rendered, names
-// must be unique.
+// checkEnv checks one container's env list: names must be unique.
 func checkEnv(node any, path *field.Path) field.ErrorList {
 	list, _ := node.([]any)
 	var errs field.ErrorList
@@ -105,51 +92,6 @@ func checkEnv(node any, path *field.Path) field.ErrorList {
 		} else {
 			first[name] = i
 		}
-		if value, ok := e["value"].(string); ok {
-			errs = append(errs, unclosedTemplate(path.Index(i).Child("value"), value)...)
-		}
 	}
 	return errs
-}
-
-// stringItems returns the string items of a JSON array.
-func stringItems(node any) []string {
-	list, _ := node.([]any)
-	out := make([]string, len(list))
-	for i, item := range list {
-		out[i], _ = item.(string)
-	}
-	return out
-}
-
-// unclosedTemplate reports a "{{" with no "}}" after it whose action is
-// one berth would render (it starts with "." or "index "). Other brace
-// text (Jinja, shell) stays literal by design and is not reported.
-func unclosedTemplate(path *field.Path, s string) field.ErrorList {
-	rest := s
-	for {
-		open := strings.Index(rest, "{{")
-		if open < 0 {
-			return nil
-		}
-		if end := strings.Index(rest[open+2:], "}}"); end >= 0 {
-			rest = rest[open+2+end+2:]
-			continue
-		}
-		// Nothing closes from here on: any berth-like action in the tail
-		// is unterminated.
-		tail := rest[open:]
-		for i := 0; i < len(tail); {
-			j := strings.Index(tail[i:], "{{")
-			if j < 0 {
-				return nil
-			}
-			action := strings.TrimSpace(tail[i+j+2:])
-			if strings.HasPrefix(action, ".") || strings.HasPrefix(action, "index ") {
-				return field.ErrorList{field.Invalid(path, s, "template action "+tail[i+j:]+" is not closed: berth would pass it to the engine literally; add }}")}
-			}
-			i += j + 2
-		}
-		return nil
-	}
 }

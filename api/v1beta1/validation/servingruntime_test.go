@@ -19,29 +19,11 @@ func env(name, value string) corev1.EnvVar { return corev1.EnvVar{Name: name, Va
 func TestValidateServingRuntimeSpec(t *testing.T) {
 	spec := field.NewPath("spec")
 	engineRunner := spec.Child("engineConfig", "runner")
-	const unclosed = "is not closed: berth would pass it to the engine literally; add }}"
 	cases := []struct {
 		name string
 		spec v1beta1.ServingRuntimeSpec
 		want field.ErrorList
 	}{
-		{name: "closed templates, Jinja and shell are fine", spec: v1beta1.ServingRuntimeSpec{
-			EngineConfig: &v1beta1.EngineSpec{Runner: runner([]string{
-				"--served-model-name={{.Name}}", "--chat-template={% if x %}{{ bos_token", "${HOME}/{{", "{{ index .Labels \"a-b\" }}",
-			}, env("A", "{{.Namespace}}"), env("B", "x"))},
-		}},
-		{name: "unterminated {{.Name in an engine arg", spec: v1beta1.ServingRuntimeSpec{
-			EngineConfig: &v1beta1.EngineSpec{Runner: runner([]string{"--port=8080", "--served-model-name={{.Name"})},
-		}, want: field.ErrorList{field.Invalid(engineRunner.Child("args").Index(1), "--served-model-name={{.Name", "template action {{.Name "+unclosed)}},
-		{name: "unterminated after a closed one, in an env value of a KServe container", spec: v1beta1.ServingRuntimeSpec{
-			ServingRuntimePodSpec: v1beta1.ServingRuntimePodSpec{Containers: []corev1.Container{{Name: "kserve-container", Env: []corev1.EnvVar{env("MODEL", "{{.Name}}-{{ index .Labels \"team\"")}}}},
-		}, want: field.ErrorList{field.Invalid(spec.Child("containers").Index(0).Child("env").Index(0).Child("value"), "{{.Name}}-{{ index .Labels \"team\"", "template action {{ index .Labels \"team\" "+unclosed)}},
-		{name: "unterminated in a decoder leader command", spec: v1beta1.ServingRuntimeSpec{
-			DecoderConfig: &v1beta1.DecoderSpec{Leader: &v1beta1.LeaderSpec{Runner: &v1beta1.RunnerSpec{Command: []string{"serve", "{{.Annotations.x"}}}},
-		}, want: field.ErrorList{field.Invalid(spec.Child("decoderConfig", "leader", "runner", "command").Index(1), "{{.Annotations.x", "template action {{.Annotations.x "+unclosed)}},
-		{name: "probes are not rendered", spec: v1beta1.ServingRuntimeSpec{
-			EngineConfig: &v1beta1.EngineSpec{Runner: &v1beta1.RunnerSpec{LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"{{.Name"}}}}}},
-		}},
 		{name: "duplicate env name in one runner", spec: v1beta1.ServingRuntimeSpec{
 			EngineConfig: &v1beta1.EngineSpec{Runner: runner(nil, env("A", "1"), env("B", "2"), env("A", "3"))},
 		}, want: field.ErrorList{duplicateEnv(engineRunner.Child("env"), 2, 0, "A")}},
@@ -65,11 +47,8 @@ func TestValidateServingRuntimeSpec(t *testing.T) {
 		{name: "OME's accelerator fields alone are fine", spec: v1beta1.ServingRuntimeSpec{
 			AcceleratorRequirements: &v1beta1.AcceleratorRequirements{AcceleratorClasses: []string{"nvidia-h100"}, MinMemory: ptrTo(int64(80))},
 		}},
-		{name: "both kinds, in field order", spec: v1beta1.ServingRuntimeSpec{
-			EngineConfig: &v1beta1.EngineSpec{Runner: runner([]string{"{{.Name"}, env("A", "1"), env("A", "2"))},
-		}, want: field.ErrorList{
-			field.Invalid(engineRunner.Child("args").Index(0), "{{.Name", "template action {{.Name "+unclosed),
-			duplicateEnv(engineRunner.Child("env"), 1, 0, "A"),
+		{name: "templates are merge's to check (merge.ValidateRuntimeTemplates)", spec: v1beta1.ServingRuntimeSpec{
+			EngineConfig: &v1beta1.EngineSpec{Runner: runner([]string{"{{.Name", "{{.Spec.Model}}"}, env("A", "{{.Bad"))},
 		}},
 	}
 	for _, tc := range cases {
