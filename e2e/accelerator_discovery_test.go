@@ -24,6 +24,7 @@ import (
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/devenv/kwok"
 	"github.com/berthdev/berth/internal/fleet"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 )
 
 // accelCluster is a control plane of its own with berth's CRDs and the
@@ -172,8 +173,7 @@ func TestAcceleratorDiscovery(t *testing.T) {
 	defer cancel()
 	want := fleetDiscoveredWant(t)
 	admin := func(name, product string) *v1beta1.AcceleratorClass {
-		return &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1beta1.AcceleratorClassSpec{Vendor: "nvidia",
-			Discovery: v1beta1.AcceleratorDiscovery{NodeSelector: map[string]string{"nvidia.com/gpu.product": product}}}}
+		return wrappers.MakeAcceleratorClass(name).Vendor("nvidia").NodeSelector("nvidia.com/gpu.product", product).Obj()
 	}
 	a := startAccelCluster(t, ctx, nil, func(a *accelCluster) {
 		_, err := a.berth.OmeV1beta1().AcceleratorClasses().Create(ctx, admin("b200-by-admin", "NVIDIA-B200"), metav1.CreateOptions{})

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 	"github.com/berthdev/berth/selection"
 )
 
@@ -73,21 +74,17 @@ func usedOn(t *testing.T, ctx context.Context, nodes []string) int64 {
 func waitClassStatus(t *testing.T, what string, ok func(v1beta1.AcceleratorClassStatus) bool) v1beta1.AcceleratorClassStatus {
 	t.Helper()
 	bc := berthClient(t)
-	deadline := time.Now().Add(accStatusWait)
-	var last v1beta1.AcceleratorClassStatus
-	for time.Now().Before(deadline) {
-		c, err := bc.OmeV1beta1().AcceleratorClasses().Get(ctxT(t, apiTimeout), accStatusClass, metav1.GetOptions{})
-		if err == nil {
-			last = c.Status
-			if ok(last) {
-				return last
+	return e2eutil.Poll(t, accStatusWait, "AcceleratorClass status: "+what,
+		func(ctx context.Context) (v1beta1.AcceleratorClassStatus, error) {
+			c, err := bc.OmeV1beta1().AcceleratorClasses().Get(ctx, accStatusClass, metav1.GetOptions{})
+			if err != nil {
+				return v1beta1.AcceleratorClassStatus{}, err
 			}
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	require.FailNowf(t, "AcceleratorClass status", "%s: not within %s; last status: nodes=%v total=%d available=%d conditions=%+v",
-		what, accStatusWait, last.Nodes, last.TotalAccelerators, last.AvailableAccelerators, last.Conditions)
-	return last
+			return c.Status, nil
+		}, ok, func(last v1beta1.AcceleratorClassStatus) string {
+			return fmt.Sprintf("last status: nodes=%v total=%d available=%d conditions=%+v",
+				last.Nodes, last.TotalAccelerators, last.AvailableAccelerators, last.Conditions)
+		})
 }
 
 // countWrites counts the class's updates (status writes: nothing else
@@ -148,13 +145,13 @@ func TestAcceleratorStatus(t *testing.T) {
 	t.Run("pods lower and restore availableAccelerators", func(t *testing.T) {
 		stop := accCountWrites(t)
 		start := time.Now()
-		ns := testNamespace(t, "e2e-accstatus")
+		ns := e2eutil.Namespace(t, env.Kube, "e2e-accstatus")
 		for i := range 3 {
 			_, err := env.Kube.CoreV1().Pods(ns).Create(ctx, gpuPod(ns, fmt.Sprintf("two-gpus-%d", i), 2), metav1.CreateOptions{})
 			require.NoError(t, err)
 		}
 		for i := range 3 {
-			waitPod(t, ns, fmt.Sprintf("two-gpus-%d", i), 60*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+			e2eutil.WaitPod(t, env.Kube, ns, fmt.Sprintf("two-gpus-%d", i), 60*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 		}
 		ran := time.Now()
 		waitClassStatus(t, "6 GPUs fewer available", func(s v1beta1.AcceleratorClassStatus) bool { return int64(s.AvailableAccelerators) == before-6 })

@@ -30,10 +30,10 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
-	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv"
 	"github.com/berthdev/berth/internal/devenv/cluster"
 	"github.com/berthdev/berth/internal/devenv/install"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 	"github.com/berthdev/berth/webhook/server"
 )
 
@@ -357,12 +357,9 @@ func TestCertManagerIssuesTheWebhookCertificate(t *testing.T) {
 
 	berth, err := versioned.NewForConfig(env.Cluster.RESTConfig())
 	require.NoError(t, err)
-	probe := &v1beta1.AcceleratorClass{
-		ObjectMeta: metav1.ObjectMeta{Name: "berth-cert-manager-probe"},
-		Spec: v1beta1.AcceleratorClassSpec{Discovery: v1beta1.AcceleratorDiscovery{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "nvidia.com/gpu.product", Operator: corev1.NodeSelectorOpIn, Values: []string{"cert-manager-e2e"}}},
-		}}}},
-	}
+	probe := wrappers.MakeAcceleratorClass("berth-cert-manager-probe").NodeSelectorTerms(corev1.NodeSelectorTerm{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "nvidia.com/gpu.product", Operator: corev1.NodeSelectorOpIn, Values: []string{"cert-manager-e2e"}}},
+	}).Obj()
 	dryRun := func(ctx context.Context) error {
 		_, err := berth.OmeV1beta1().AcceleratorClasses().Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err

@@ -18,6 +18,7 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/cli"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 )
 
 // berthCLI runs one of berth's CLI commands (internal/cli: what
@@ -57,7 +58,7 @@ func explainReport(t *testing.T, args ...string) cli.Report {
 // field for field; render --diff against them finds no change.
 func TestCLI(t *testing.T) {
 	ensureOutOfBox(t)
-	ns := testNamespace(t, "cli")
+	ns := e2eutil.Namespace(t, env.Kube, "cli")
 	dir := t.TempDir()
 	model := filepath.Join(dir, "model.yaml")
 	isvcFile := filepath.Join(dir, "isvc.yaml")

@@ -43,6 +43,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/fleet"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 )
 
 // ---------------------------------------------------------------------------
@@ -613,18 +614,10 @@ func TestDecisionPCIeAlternativeMatches(t *testing.T) {
 		t.Run(shape.name, func(t *testing.T) {
 			t.Parallel()
 			ns := lifecycleNamespace(t, "e2e-pcie")
-			class := &v1beta1.AcceleratorClass{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e2e-a100-40gb-%s-%d", suffix, i), Labels: map[string]string{"berth.dev/e2e": "decisions"}},
-				Spec: v1beta1.AcceleratorClassSpec{
-					Vendor: "nvidia", Family: "ampere", Model: "a100",
-					Discovery: v1beta1.AcceleratorDiscovery{
-						NodeSelector:      map[string]string{productKey: sxm},
-						NodeSelectorTerms: shape.terms,
-					},
-					Capabilities: v1beta1.AcceleratorCapabilities{MemoryGB: ptr(resource.MustParse("40Gi")), ComputeCapability: "8.0"},
-					Resources:    []v1beta1.AcceleratorResource{{Name: "nvidia.com/gpu", Quantity: resource.MustParse("1")}},
-				},
-			}
+			class := wrappers.MakeAcceleratorClass(fmt.Sprintf("e2e-a100-40gb-%s-%d", suffix, i)).Label("berth.dev/e2e", "decisions").
+				Vendor("nvidia").Family("ampere").Model("a100").
+				NodeSelector(productKey, sxm).NodeSelectorTerms(shape.terms...).
+				Memory("40Gi").ComputeCapability("8.0").ResourceQuantity("nvidia.com/gpu", "1").Obj()
 			cctx := ctxT(t, time.Minute)
 			require.NoError(t, retryWebhook(cctx, func() error {
 				_, err := berthClient(t).OmeV1beta1().AcceleratorClasses().Create(cctx, class, metav1.CreateOptions{})

@@ -23,6 +23,7 @@ import (
 
 	"github.com/berthdev/berth/internal/devenv/gang"
 	"github.com/berthdev/berth/internal/fleet"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 )
 
 const (
@@ -52,7 +53,7 @@ func TestGangScheduler(t *testing.T) {
 	t.Run("default scheduler binds the three that fit", func(t *testing.T) {
 		t.Parallel()
 		set := createGangNodes(t, 3)
-		ns := testNamespace(t, "e2e-gang-control")
+		ns := e2eutil.Namespace(t, env.Kube, "e2e-gang-control")
 		pods := createGangPods(t, ns, func(i int) *corev1.Pod { return MakeGangPod(ns, fmt.Sprintf("w-%d", i), set).Obj() })
 		bound := waitBound(t, ns, pods, 3, gangBind)
 		assert.Len(t, bound, 3)
@@ -69,7 +70,7 @@ func TestGangScheduler(t *testing.T) {
 	t.Run("coscheduling binds the PodGroup all or nothing", func(t *testing.T) {
 		t.Parallel()
 		set := createGangNodes(t, 3)
-		ns := testNamespace(t, "e2e-gang")
+		ns := e2eutil.Namespace(t, env.Kube, "e2e-gang")
 		group := "gang-" + set
 		createCoschedulingPodGroup(t, ns, group, 4)
 		pods := createGangPods(t, ns, func(i int) *corev1.Pod {

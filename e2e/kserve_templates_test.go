@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 )
 
 // kserveManifest reads a vendored KServe manifest and moves it to berth's
@@ -50,22 +52,6 @@ func applyKServe(t *testing.T, ns, manifest string) string {
 	}
 }
 
-// runnerEnv is the value of env name in the pod's container named
-// container, and whether it is set.
-func runnerEnv(p *corev1.Pod, container, name string) (string, bool) {
-	for _, c := range p.Spec.Containers {
-		if c.Name != container {
-			continue
-		}
-		for _, e := range c.Env {
-			if e.Name == name {
-				return e.Value, true
-			}
-		}
-	}
-	return "", false
-}
-
 // TestKServeTorchServeSampleAdmitted: KServe's torchserve runtime and its
 // sample InferenceService, both verbatim but for the API group, are
 // admitted although the service has no label serviceEnvelope, which the
@@ -75,7 +61,7 @@ func runnerEnv(p *corev1.Pod, container, name string) (string, bool) {
 // serviceEnvelope=kserve gets that value and no warning.
 func TestKServeTorchServeSampleAdmitted(t *testing.T) {
 	const runtime, envName = "kserve-torchserve", "TS_SERVICE_ENVELOPE"
-	ns := testNamespace(t, "kserve-ts")
+	ns := e2eutil.Namespace(t, env.Kube, "kserve-ts")
 	t.Cleanup(func() {
 		out, err := kubectlQuiet("delete", "--ignore-not-found", "--wait=false", "clusterservingruntime/"+runtime)
 		if err != nil {
@@ -94,7 +80,7 @@ func TestKServeTorchServeSampleAdmitted(t *testing.T) {
 	assert.Equal(t, "ClusterServingRuntime/"+runtime, isvc.Annotations[v1beta1.AnnotationResolvedRuntime])
 	pods := waitPods(t, ns, "torchserve", "an engine pod", func(pods []corev1.Pod) bool { return len(podsOf(pods, v1beta1.ComponentEngine)) > 0 })
 	p := podsOf(pods, v1beta1.ComponentEngine)[0]
-	v, ok := runnerEnv(&p, "kserve-container", envName)
+	v, ok := wrappers.ContainerEnv(&p, "kserve-container", envName)
 	assert.True(t, ok, "pod %s: kserve-container has no %s", p.Name, envName)
 	assert.Equal(t, "", v, "pod %s: %s renders empty, as KServe renders it", p.Name, envName)
 
@@ -104,7 +90,7 @@ func TestKServeTorchServeSampleAdmitted(t *testing.T) {
 	assert.NotContains(t, out, "serviceEnvelope", "a warning although the label is set:\n%s", out)
 	pods = waitPods(t, ns, "torchserve-envelope", "an engine pod", func(pods []corev1.Pod) bool { return len(podsOf(pods, v1beta1.ComponentEngine)) > 0 })
 	p = podsOf(pods, v1beta1.ComponentEngine)[0]
-	v, _ = runnerEnv(&p, "kserve-container", envName)
+	v, _ = wrappers.ContainerEnv(&p, "kserve-container", envName)
 	assert.Equal(t, "kserve", v, "pod %s: the label's value", p.Name)
 }
 
@@ -113,7 +99,7 @@ func TestKServeTorchServeSampleAdmitted(t *testing.T) {
 // the command line, so a service without the label is denied, naming the
 // argument and the key.
 func TestKServeRuntimeArgWithMissingLabelDenied(t *testing.T) {
-	ns := testNamespace(t, "kserve-arg")
+	ns := e2eutil.Namespace(t, env.Kube, "kserve-arg")
 	rt := &v1beta1.ServingRuntime{
 		ObjectMeta: metav1.ObjectMeta{Name: "envelope-arg", Namespace: ns},
 		Spec: v1beta1.ServingRuntimeSpec{

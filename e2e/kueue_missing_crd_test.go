@@ -14,6 +14,7 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv/install"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 	"github.com/berthdev/berth/reconcile"
 )
 
@@ -21,15 +22,14 @@ import (
 // without Kueue's CRD: discovery makes the fleet's classes anyway, and a
 // class asking for a ResourceFlavor says on its status (condition
 // KueueSynced=False, reason ResourceFlavorCRDMissing) that Kueue is
-// missing. Once the CRD is installed the flavor is made and the condition
-// turns True. A class made from a flavor is not owned by it: deleting the
+// missing. Once the CRD (Kueue's own, internal/devenv/kueue) is installed
+// the flavor is made and the condition turns True. A class made from a flavor is not owned by it: deleting the
 // flavor (as uninstalling Kueue does) leaves the class and its status.
 func TestKueueMissingCRD(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	h100 := &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: "h100-kueue"}, Spec: v1beta1.AcceleratorClassSpec{Vendor: "nvidia",
-		Discovery:   v1beta1.AcceleratorDiscovery{NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
-		Integration: &v1beta1.AcceleratorIntegration{KueueResourceFlavor: "h100-flavor"}}}
+	h100 := wrappers.MakeAcceleratorClass("h100-kueue").Vendor("nvidia").
+		NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").KueueFlavor("h100-flavor").Obj()
 	a := startAccelCluster(t, ctx, nil, func(a *accelCluster) {
 		_, err := a.berth.OmeV1beta1().AcceleratorClasses().Create(ctx, h100, metav1.CreateOptions{})
 		require.NoError(t, err)
@@ -68,7 +68,7 @@ func TestKueueMissingCRD(t *testing.T) {
 	// Kueue arrives.
 	applier, err := install.NewApplier(a.c.RESTConfig())
 	require.NoError(t, err)
-	crds, err := install.ReadObjects(env.Path("e2e", "testdata", "kueue"))
+	crds, err := install.ReadObjects(env.Path("internal", "devenv", "kueue", "crds", "resourceflavors.kueue.x-k8s.io.yaml"))
 	require.NoError(t, err)
 	_, err = applier.InstallCRDs(ctx, crds, 2*time.Minute)
 	require.NoError(t, err)

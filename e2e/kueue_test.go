@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -14,10 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/devenv/kueue"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 	"github.com/berthdev/berth/reconcile"
 )
 
@@ -71,18 +75,20 @@ func flavor(name string, nodeLabels map[string]any) *unstructured.Unstructured {
 		"metadata": map[string]any{"name": name}, "spec": map[string]any{"nodeLabels": nodeLabels}}}
 }
 
-// TestKueue runs berth-reconciler --kueue-sync against a ResourceFlavor
-// CRD (e2e/testdata/kueue, written from Kueue's documented fields): the
-// flavor gpu-nvidia-a100 makes a class (seed 002, Story 3) with memory and
-// compute capability from its nodes' labels; a class with
-// integration.kueueResourceFlavor gets a flavor with its nodeLabels and
-// its nodes' taints. Editing either side converges in one write of the
-// other, counted over 30 s.
+// TestKueue runs berth-reconciler --kueue-sync against Kueue itself:
+// Kueue's CRDs (internal/devenv/kueue) and its controller manager
+// (cluster.StartKueue). The flavor gpu-nvidia-a100, created first, makes a
+// class (seed 002, Story 3) with memory and compute capability from its
+// nodes' labels; a class with integration.kueueResourceFlavor gets a flavor
+// with its nodeLabels and its nodes' taints, and a ClusterQueue that uses
+// both flavors becomes Active (Kueue found them). Editing either side
+// converges in one write of the other, counted over 30 s.
 func TestKueue(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	taint := corev1.Taint{Key: "dedicated", Value: "inference", Effect: corev1.TaintEffectNoSchedule}
-	a := startAccelCluster(t, ctx, []string{env.Path("e2e", "testdata", "kueue")}, func(a *accelCluster) {
+	a := startAccelCluster(t, ctx, []string{env.Path("internal", "devenv", "kueue", "crds")}, func(a *accelCluster) {
+		require.NoError(t, a.c.StartKueue(ctx, kueueBin(t)), "Kueue's controller manager did not become ready")
 		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"taints": []corev1.Taint{taint}}})
 		require.NoError(t, err)
 		for _, n := range []string{"h100-0", "h100-1", "h100-2", "h100-3"} {
@@ -110,9 +116,8 @@ func TestKueue(t *testing.T) {
 		assert.Equal(t, 0, made.Spec.Capabilities.MemoryGB.Cmp(resource.MustParse("40960Mi")), "memoryGB %s", made.Spec.Capabilities.MemoryGB)
 	}
 
-	h100 := &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: "h100-kueue"}, Spec: v1beta1.AcceleratorClassSpec{Vendor: "nvidia",
-		Discovery:   v1beta1.AcceleratorDiscovery{NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
-		Integration: &v1beta1.AcceleratorIntegration{KueueResourceFlavor: "h100-flavor"}}}
+	h100 := wrappers.MakeAcceleratorClass("h100-kueue").Vendor("nvidia").
+		NodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").KueueFlavor("h100-flavor").Obj()
 	h100, err = classes.Create(ctx, h100, metav1.CreateOptions{})
 	require.NoError(t, err)
 	var fl *unstructured.Unstructured
@@ -128,6 +133,7 @@ func TestKueue(t *testing.T) {
 	assert.Equal(t, []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}}, tols)
 	assert.Equal(t, v1beta1.SyncedFromAcceleratorClass, fl.GetLabels()[v1beta1.LabelSyncedFrom])
 	assert.Equal(t, []metav1.OwnerReference{{APIVersion: "ome.io/v1beta1", Kind: "AcceleratorClass", Name: "h100-kueue", UID: h100.UID}}, fl.GetOwnerReferences())
+	clusterQueueActive(t, ctx, a, "gpus", "gpu-nvidia-a100", "h100-flavor")
 
 	// Convergence: one edit on each side, then 30 s of watching.
 	time.Sleep(2 * time.Second) // let the creations settle before counting
@@ -168,4 +174,57 @@ func TestKueue(t *testing.T) {
 	_, hasTaints, _ := unstructured.NestedSlice(fl.Object, "spec", "nodeTaints")
 	assert.False(t, hasTaints, "the H200 nodes carry no taint")
 	assert.Empty(t, a.c.Deaths(), "the reconciler never died")
+}
+
+// kueueBin is Kueue's controller manager as `make deps` builds it.
+func kueueBin(t *testing.T) string {
+	t.Helper()
+	bin := env.Path("bin", "kueue-"+kueue.Version, "kueue")
+	st, err := os.Stat(bin)
+	require.NoError(t, err, "Kueue's controller manager is built by `make deps`")
+	require.True(t, st.Mode().IsRegular() && st.Mode()&0o111 != 0, "%s is not an executable file", bin)
+	return bin
+}
+
+// clusterQueueActive creates ClusterQueue name (kueue.x-k8s.io/v1beta2, the
+// version Kueue stores: its conversion webhook is not reachable here) with
+// one resource group of nvidia.com/gpu over the flavors, and waits for
+// Kueue to say it is Active: every flavor it names exists and is usable.
+func clusterQueueActive(t *testing.T, ctx context.Context, a *accelCluster, name string, flavors ...string) {
+	t.Helper()
+	var fs []any
+	for _, f := range flavors {
+		fs = append(fs, map[string]any{"name": f, "resources": []any{map[string]any{"name": "nvidia.com/gpu", "nominalQuota": "8"}}})
+	}
+	cq := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{"namespaceSelector": map[string]any{},
+			"resourceGroups": []any{map[string]any{"coveredResources": []any{"nvidia.com/gpu"}, "flavors": fs}}}}}
+	cqs := a.dyn.Resource(schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"})
+	_, err := cqs.Create(ctx, cq, metav1.CreateOptions{})
+	require.NoError(t, err)
+	var cond map[string]any
+	require.Eventually(t, func() bool {
+		got, err := cqs.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Active" {
+				cond = m
+			}
+		}
+		return cond != nil && cond["status"] == "True"
+	}, 2*time.Minute, 500*time.Millisecond, "Kueue makes ClusterQueue %s Active with flavors %v (last Active condition: %v)", name, flavors, cond)
+	got, err := cqs.Get(ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	groups, _, _ := unstructured.NestedSlice(got.Object, "spec", "resourceGroups")
+	require.Len(t, groups, 1)
+	stored, _, _ := unstructured.NestedSlice(groups[0].(map[string]any), "flavors")
+	var names []string
+	for _, f := range stored {
+		names = append(names, f.(map[string]any)["name"].(string))
+	}
+	assert.Equal(t, flavors, names, "the ClusterQueue names the flavors as sent (nothing pruned)")
 }

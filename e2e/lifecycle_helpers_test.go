@@ -33,6 +33,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/devenv/process"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 )
 
 // Deadlines of the lifecycle tests: generous, since the machine has two
@@ -64,14 +65,14 @@ func tinyModelObj(ns string) *v1beta1.BaseModel {
 	}
 }
 
-// lifecycleNamespace is testNamespace plus the tiny model, the out-of-box
+// lifecycleNamespace is e2eutil.Namespace plus the tiny model, the out-of-box
 // classes and runtimes, and a dump of the namespace (services, pods,
 // events, the reconciler's log lines about it) when the test fails.
 func lifecycleNamespace(t *testing.T, prefix string) string {
 	t.Helper()
 	ensureLifecycleFixtures(t)
-	ns := testNamespace(t, prefix)
-	// Registered after testNamespace's cleanup, so it runs before the
+	ns := e2eutil.Namespace(t, env.Kube, prefix)
+	// Registered after e2eutil.Namespace's cleanup, so it runs before the
 	// namespace is deleted; createRuntime runs it before it deletes a
 	// runtime, so the dump shows the state of the failure.
 	var once sync.Once
@@ -489,33 +490,18 @@ func serviceReady(isvc *v1beta1.InferenceService) bool {
 func waitService(t *testing.T, ns, name, what string, done func(*v1beta1.InferenceService) bool) *v1beta1.InferenceService {
 	t.Helper()
 	bc := berthClient(t)
-	deadline := time.Now().Add(settleTimeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
-		isvc, err := bc.OmeV1beta1().InferenceServices(ns).Get(ctx, name, metav1.GetOptions{})
-		cancel()
-		if err == nil && done(isvc) {
-			return isvc
-		}
-		if time.Now().After(deadline) {
-			require.FailNowf(t, "timeout", "InferenceService %s/%s: %s: not reached after %s (last error: %v)\n%s",
-				ns, name, what, settleTimeout, err, describeNamespace(ns))
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+	return e2eutil.Poll(t, settleTimeout, fmt.Sprintf("InferenceService %s/%s: %s", ns, name, what),
+		func(ctx context.Context) (*v1beta1.InferenceService, error) {
+			return bc.OmeV1beta1().InferenceServices(ns).Get(ctx, name, metav1.GetOptions{})
+		}, done, func(*v1beta1.InferenceService) string { return describeNamespace(ns) })
 }
 
 // waitFor polls done until it answers true; on timeout the test fails
 // with what was awaited and the namespace's state.
 func waitFor(t *testing.T, ns, what string, done func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(settleTimeout)
-	for !done() {
-		if time.Now().After(deadline) {
-			require.FailNowf(t, "timeout", "%s: not reached after %s\n%s", what, settleTimeout, describeNamespace(ns))
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+	e2eutil.Poll(t, settleTimeout, what, func(context.Context) (struct{}, error) { return struct{}{}, nil },
+		func(struct{}) bool { return done() }, func(struct{}) string { return describeNamespace(ns) })
 }
 
 // servicePods lists the pods labelled for the service, by name.
@@ -530,17 +516,9 @@ func servicePods(t *testing.T, ns, name string) []corev1.Pod {
 // waitPods polls the service's pods until done answers true.
 func waitPods(t *testing.T, ns, name, what string, done func([]corev1.Pod) bool) []corev1.Pod {
 	t.Helper()
-	deadline := time.Now().Add(settleTimeout)
-	for {
-		pods := servicePods(t, ns, name)
-		if done(pods) {
-			return pods
-		}
-		if time.Now().After(deadline) {
-			require.FailNowf(t, "timeout", "InferenceService %s/%s: pods: %s: not reached after %s\n%s", ns, name, what, settleTimeout, describeNamespace(ns))
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+	return e2eutil.Poll(t, settleTimeout, fmt.Sprintf("InferenceService %s/%s: pods: %s", ns, name, what),
+		func(context.Context) ([]corev1.Pod, error) { return servicePods(t, ns, name), nil },
+		done, func([]corev1.Pod) string { return describeNamespace(ns) })
 }
 
 // podNames lists the names of pods that are not terminating.
@@ -632,17 +610,9 @@ func sortEvents(evs []corev1.Event) {
 // waitEvents polls the service's events until done answers true.
 func waitEvents(t *testing.T, ns, name, what string, done func([]corev1.Event) bool) []corev1.Event {
 	t.Helper()
-	deadline := time.Now().Add(settleTimeout)
-	for {
-		evs := serviceEvents(t, ns, name)
-		if done(evs) {
-			return evs
-		}
-		if time.Now().After(deadline) {
-			require.FailNowf(t, "timeout", "InferenceService %s/%s: events: %s: not reached after %s\n%s", ns, name, what, settleTimeout, describeNamespace(ns))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	return e2eutil.Poll(t, settleTimeout, fmt.Sprintf("InferenceService %s/%s: events: %s", ns, name, what),
+		func(context.Context) ([]corev1.Event, error) { return serviceEvents(t, ns, name), nil },
+		done, func([]corev1.Event) string { return describeNamespace(ns) })
 }
 
 // describeNamespace is what a person would look at: the services as
@@ -669,7 +639,7 @@ func describeNamespace(ns string) string {
 		for _, p := range pods.Items {
 			fmt.Fprintf(&b, "  %s uid=%s revision=%s recreate-count=%s terminating=%v %s\n", p.Name, p.UID,
 				p.Annotations[v1beta1.AnnotationRevision], p.Annotations[v1beta1.AnnotationRecreateCount],
-				p.DeletionTimestamp != nil, describePod(&p))
+				p.DeletionTimestamp != nil, e2eutil.DescribePod(&p))
 		}
 	}
 	if evs, err := env.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{}); err == nil {

@@ -30,6 +30,7 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/hubtest"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 	"github.com/berthdev/berth/merge"
 )
 
@@ -733,7 +734,7 @@ func TestOMEServiceAppliedBeforeItsModelAndRuntime(t *testing.T) {
 		_, errR := bc.OmeV1beta1().ClusterServingRuntimes().Get(ctxT(t, apiTimeout), runtime, metav1.GetOptions{})
 		return apierrors.IsNotFound(errM) && apierrors.IsNotFound(errR)
 	})
-	ns := testNamespace(t, "ome-reverse")
+	ns := e2eutil.Namespace(t, env.Kube, "ome-reverse")
 	read := func(file string) string {
 		b, err := os.ReadFile(omeTestdata("apply-together", file))
 		require.NoError(t, err)

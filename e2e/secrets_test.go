@@ -23,6 +23,7 @@ import (
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv/install"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 	"github.com/berthdev/berth/webhook/cache"
 )
 
@@ -119,7 +120,7 @@ func TestWebhookClusterRoleReadsSecretsByName(t *testing.T) {
 	objs, err := install.ReadObjects(env.Path("deploy", "base", "rbac.yaml"))
 	require.NoError(t, err)
 	require.NoError(t, retryWebhook(ctx, func() error { return env.Applier.ApplyAll(ctx, objs) }))
-	ns := testNamespace(t, "rbac-secrets")
+	ns := e2eutil.Namespace(t, env.Kube, "rbac-secrets")
 	_, err = env.Kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "hf-token"}, StringData: map[string]string{"token": "hf_e2e"},
 	}, metav1.CreateOptions{})

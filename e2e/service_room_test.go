@@ -22,6 +22,7 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/fleet"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 )
 
 // roomNodeLabel marks the nodes of one room test (value: <set>-<class>).
@@ -46,12 +47,8 @@ func createRoomClass(t *testing.T, value string, gpus int) string {
 	})
 	require.NoError(t, fleet.WaitReady(ctx, env.Kube, []string{n.Name}, time.Minute))
 
-	mem := resource.MustParse("80Gi")
-	cl := &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: "e2e-room-" + value},
-		Spec: v1beta1.AcceleratorClassSpec{Vendor: "nvidia",
-			Discovery:    v1beta1.AcceleratorDiscovery{NodeSelector: map[string]string{roomNodeLabel: value}},
-			Capabilities: v1beta1.AcceleratorCapabilities{MemoryGB: &mem},
-			Resources:    []v1beta1.AcceleratorResource{{Name: "nvidia.com/gpu", Quantity: resource.MustParse("1")}}}}
+	cl := wrappers.MakeAcceleratorClass("e2e-room-"+value).Vendor("nvidia").NodeSelector(roomNodeLabel, value).
+		Memory("80Gi").ResourceQuantity("nvidia.com/gpu", "1").Obj()
 	bc := berthClient(t)
 	require.NoError(t, retryWebhook(ctx, func() error {
 		_, err := bc.OmeV1beta1().AcceleratorClasses().Create(ctx, cl, metav1.CreateOptions{})

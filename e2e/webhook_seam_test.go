@@ -19,6 +19,7 @@ import (
 
 	"github.com/berthdev/berth/certs"
 	"github.com/berthdev/berth/internal/devenv/install"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 )
 
 // The seam the berth webhook plugs into works against the real apiserver:
@@ -28,7 +29,7 @@ import (
 // denial reaches the client. The server here is a stand-in that denies
 // labelled ConfigMaps; it is not berth's webhook.
 func TestWebhookSeam(t *testing.T) {
-	ns := testNamespace(t, "e2e-seam")
+	ns := e2eutil.Namespace(t, env.Kube, "e2e-seam")
 	bundle, err := certs.Generate(nil, []net.IP{net.ParseIP("127.0.0.1")}, time.Hour, time.Now())
 	require.NoError(t, err)
 	cert, err := tls.X509KeyPair(bundle.ServingCert, bundle.ServingKey)

@@ -26,6 +26,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/certs"
 	"github.com/berthdev/berth/internal/devenv/install"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 )
 
 func berthClient(t *testing.T) versioned.Interface {
@@ -241,7 +242,7 @@ func TestConflictingPrioritiesAreDeniedByKubectl(t *testing.T) {
 	assert.Contains(t, out, `The ClusterServingRuntime "e2e-conflict-b" is invalid`)
 	assert.Contains(t, out, "spec.supportedModelFormats[0].priority")
 
-	ns := testNamespace(t, "e2e-sr")
+	ns := e2eutil.Namespace(t, env.Kube, "e2e-sr")
 	sr := func(name string) string {
 		return strings.NewReplacer("kind: ClusterServingRuntime", "kind: ServingRuntime",
 			"name: e2e-conflict-a\n", "name: "+name+"\n  namespace: "+ns+"\n").Replace(base)
@@ -266,7 +267,7 @@ func TestOutOfBoxRuntimesNeverConflict(t *testing.T) {
 // every candidate runtime with its reason.
 func TestUnresolvableServiceListsEveryRuntime(t *testing.T) {
 	ensureOutOfBox(t)
-	ns := testNamespace(t, "e2e-nomatch")
+	ns := e2eutil.Namespace(t, env.Kube, "e2e-nomatch")
 	model := `apiVersion: ome.io/v1beta1
 kind: BaseModel
 metadata: {name: llama-huge, namespace: NS}
@@ -297,7 +298,7 @@ spec:
 // the controller-manager creates them and the webhook completes them.
 func TestDeploymentPodsAreMutated(t *testing.T) {
 	ensureOutOfBox(t)
-	ns := testNamespace(t, "e2e-deploy")
+	ns := e2eutil.Namespace(t, env.Kube, "e2e-deploy")
 	ctx := ctxT(t, 2*time.Minute)
 	model := strings.Replace(mistralModel(ns), "MistralForCausalLM", "LlamaForCausalLM", 1)
 	model = strings.NewReplacer("mistral-7b-instruct", "llama-1b", "7B", "1.24B", "4.36.2", "4.57.1").Replace(model)
@@ -341,7 +342,7 @@ func TestDeploymentPodsAreMutated(t *testing.T) {
 // kubectl apply --dry-run=server of everything above writes nothing.
 func TestServerDryRunWritesNothing(t *testing.T) {
 	ensureOutOfBox(t)
-	ns := testNamespace(t, "e2e-dryrun")
+	ns := e2eutil.Namespace(t, env.Kube, "e2e-dryrun")
 	// The model must exist for the service to resolve; create it for real,
 	// then dry-run the service, a runtime, a class and a pod.
 	out, err := kubectl(t, mistralModel(ns), "apply", "--server-side", "-f", "-")
@@ -372,7 +373,7 @@ func TestCertificateRotationUnderLoad(t *testing.T) {
 	ensureOutOfBox(t)
 	w := webhook
 	require.NotNil(t, w, "the berth webhook component did not start")
-	ns := testNamespace(t, "e2e-rotate")
+	ns := e2eutil.Namespace(t, env.Kube, "e2e-rotate")
 	out, err := kubectl(t, mistralModel(ns), "apply", "--server-side", "-f", "-")
 	require.NoError(t, err, out)
 	bc := berthClient(t)

@@ -277,6 +277,15 @@ type InferenceServiceSpec struct {
 	// pairing within maxSkew of the ratio. Only with spec.decoder.
 	// +optional
 	PrefillDecodeRatio *PrefillDecodeRatio `json:"prefillDecodeRatio,omitempty"`
+	// Adapters are LoRA adapters the engine loads at run time through the
+	// engine runtime sidecar (docs/engine-sidecar.md). They are not part of
+	// the pods' revision: adding or removing one changes running pods
+	// without a restart or a rollout.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Adapters []LoRAAdapter `json:"adapters,omitempty"`
 }
 
 // GangScheduler names the gang scheduling backend.
@@ -439,6 +448,12 @@ type InferenceServiceStatus struct {
 	// +listType=map
 	// +listMapKey=pairing
 	Pairings []PairingStatus `json:"pairings,omitempty"`
+	// Adapters says, per pod with an engine runtime sidecar, which of
+	// spec.adapters the engine has loaded and which failed to load, why.
+	// +optional
+	// +listType=map
+	// +listMapKey=pod
+	Adapters []PodAdapters `json:"adapters,omitempty"`
 }
 
 // PairingStatus counts the serving groups of one pairing.

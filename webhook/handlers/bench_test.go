@@ -24,6 +24,13 @@ func BenchmarkPodMutate(b *testing.B) {
 	if err := w.services.Update(isvc); err != nil {
 		b.Fatal(err)
 	}
+	// The model as the informer hands it, with a resourceVersion: without
+	// one nothing identifies its version and every pod hashes the revision.
+	m := mistralModel()
+	fw := "4.57.1"
+	m.Spec.ModelFramework.Version = &fw
+	m.Namespace, m.ResourceVersion = "team-a", "3"
+	w.index.UpsertBaseModel(m)
 	h := w.pods()
 	req := &admissionv1.AdmissionRequest{UID: "p", Operation: admissionv1.Create, Kind: metav1.GroupVersionKind{Kind: "Pod"}, Namespace: "team-a"}
 	req.Object.Raw = skeletonPod(b, "chat", "engine")

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
-	"sync"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,86 +35,7 @@ type Pods struct {
 	// see policy.go).
 	Policies *PolicySource
 
-	revisions revisionCache
-}
-
-// revisionCache remembers merge.Revision per set of inputs. Every pod of a
-// component has the same revision and hashing the inputs costs as much as
-// composing the pod, so a scale-up of many pods should hash once. The key
-// holds the identity of each input version: the service's UID and
-// resourceVersion, and the runtime and class objects themselves (the index
-// replaces them on every update, so a pointer is a version).
-type revisionCache struct {
-	mu sync.Mutex
-	m  map[revisionKey]string
-}
-
-type revisionKey struct {
-	service, component string
-	runtime            *v1beta1.ServingRuntimeSpec
-	class              *v1beta1.AcceleratorClass
-	profiles           string
-	model              string // kind/namespace/name@resourceVersion, "" for none
-}
-
-const revisionCacheSize = 4096
-
-func (c *revisionCache) get(in merge.Input, model selection.Model) (string, error) {
-	mv, ok := modelVersion(in, model)
-	if in.Service.ResourceVersion == "" || !ok { // not from the API server: nothing identifies the version
-		return merge.Revision(in)
-	}
-	k := revisionKey{
-		service:   string(in.Service.UID) + "/" + in.Service.ResourceVersion,
-		component: in.Component, runtime: in.Runtime, class: in.AcceleratorClass,
-		profiles: profileVersions(in.Profiles), model: mv,
-	}
-	c.mu.Lock()
-	rev, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
-		return rev, nil
-	}
-	rev, err := merge.Revision(in)
-	if err != nil {
-		return "", err // not cached: the denial is rare and says why
-	}
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= revisionCacheSize {
-		c.m = make(map[revisionKey]string) // simple bound: start over
-	}
-	c.m[k] = rev
-	c.mu.Unlock()
-	return rev, nil
-}
-
-// modelVersion identifies the version of the mounted model; ok is false
-// when nothing does (an object without a resourceVersion).
-func modelVersion(in merge.Input, m selection.Model) (string, bool) {
-	if in.Model == nil {
-		return "", true
-	}
-	if m.ResourceVersion == "" {
-		return "", false
-	}
-	return m.Kind + "/" + m.Namespace + "/" + m.Name + "@" + m.ResourceVersion, true
-}
-
-// profileVersions identifies the cached profiles' versions, in name order.
-func profileVersions(profiles map[string]*v1beta1.ClusterEngineRuntimeProfile) string {
-	names := make([]string, 0, len(profiles))
-	for n := range profiles {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	for _, n := range names {
-		b.WriteString(n)
-		b.WriteByte('@')
-		b.WriteString(profiles[n].ResourceVersion)
-		b.WriteByte(',')
-	}
-	return b.String()
+	revisions composeCache // see composecache.go
 }
 
 // Mutate composes the pod with merge and stamps its revision. A pod whose
@@ -170,13 +89,10 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	if mutated.Namespace == "" {
 		mutated.Namespace = ns // templates read the namespace; not written back below
 	}
-	if err := merge.ComposePod(in, mutated); err != nil {
-		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
-	}
-	mutated.Namespace = pod.Namespace
 	// The revision covers every role of the component, so inputs that
 	// compose this pod but not its group's others are denied too.
-	rev, err := h.revisions.get(in, d.Model)
+	rev, err := h.revisions.compose(in, d.Model, mutated)
+	mutated.Namespace = pod.Namespace
 	if err != nil {
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
 	}

@@ -87,3 +87,126 @@ func TestCreateRejectsInvalidOriginal(t *testing.T) {
 	_, err := Create([]byte(`{not json`), map[string]any{}, map[string]any{"a": 1})
 	assert.Error(t, err)
 }
+
+// applyRaw applies p to original and returns the result as JSON.
+func applyRaw(t *testing.T, original string, p []byte) string {
+	t.Helper()
+	if len(p) == 0 {
+		return original
+	}
+	decoded, err := jsonpatchapply.DecodePatch(p)
+	require.NoError(t, err)
+	out, err := decoded.Apply([]byte(original))
+	require.NoError(t, err)
+	return string(out)
+}
+
+// The three-way walk on raw documents: each case gives the request, its
+// round trip and the mutated object (as encoding/json writes them) and
+// the document the patch must produce.
+func TestCreateFromJSON(t *testing.T) {
+	for _, c := range []struct {
+		name                   string
+		original, rt, mut, out string
+	}{{
+		name:     "an unknown field in an array element stays while its sibling changes",
+		original: `{"c":[{"name":"a","future":1},{"name":"b"}]}`,
+		rt:       `{"c":[{"name":"a"},{"name":"b"}]}`,
+		mut:      `{"c":[{"name":"a","image":"i"},{"name":"b"}]}`,
+		out:      `{"c":[{"name":"a","future":1,"image":"i"},{"name":"b"}]}`,
+	}, {
+		name:     "an array grows and shrinks at its end",
+		original: `{"a":[1,2,3],"b":[1]}`,
+		rt:       `{"a":[1,2,3],"b":[1]}`,
+		mut:      `{"a":[1],"b":[1,2,3]}`,
+		out:      `{"a":[1],"b":[1,2,3]}`,
+	}, {
+		name:     "what only the round trip wrote or rewrote is left as the request had it",
+		original: `{"r":{"cpu":"1000m"},"x":1}`,
+		rt:       `{"r":{"cpu":"1"},"x":1,"status":{}}`,
+		mut:      `{"r":{"cpu":"1"},"x":2,"status":{}}`,
+		out:      `{"r":{"cpu":"1000m"},"x":2}`,
+	}, {
+		name:     "a member the request lacks is added whole, its parent too",
+		original: `{}`,
+		rt:       `{"spec":{}}`,
+		mut:      `{"spec":{"nodeSelector":{"a":"b"}}}`,
+		out:      `{"spec":{"nodeSelector":{"a":"b"}}}`,
+	}, {
+		name:     "a member the mutation dropped is removed; an unknown one stays",
+		original: `{"labels":{"a":"b","c":"d"},"future":true}`,
+		rt:       `{"labels":{"a":"b","c":"d"}}`,
+		mut:      `{"labels":{"a":"b"}}`,
+		out:      `{"labels":{"a":"b"},"future":true}`,
+	}, {
+		name:     "keys with escapes, slashes and tildes",
+		original: `{"m":{"a\u002fb":"1","t~x":"2"}}`,
+		rt:       `{"m":{"a/b":"1","t~x":"2"}}`,
+		mut:      `{"m":{"a/b":"9","t~x":"8","q\"k":"7"}}`,
+		out:      `{"m":{"a/b":"9","t~x":"8","q\"k":"7"}}`,
+	}, {
+		name:     "a repeated key in the request: the last counts, as encoding/json reads it",
+		original: `{"x":{"keep":1},"x":{"a":1,"keep":2}}`,
+		rt:       `{"x":{"a":1}}`,
+		mut:      `{"x":{"a":2}}`,
+		out:      `{"x":{"a":2,"keep":2}}`,
+	}, {
+		name:     "a type change replaces",
+		original: `{"v":{"a":1},"w":null}`,
+		rt:       `{"v":{"a":1}}`,
+		mut:      `{"v":[1],"w":{"b":1}}`,
+		out:      `{"v":[1],"w":{"b":1}}`,
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := CreateFromJSON([]byte(c.original), []byte(c.rt), []byte(c.mut))
+			require.NoError(t, err)
+			assert.JSONEq(t, c.out, applyRaw(t, c.original, p), "patch %s", p)
+		})
+	}
+}
+
+func TestCreateFromJSONRejectsMalformed(t *testing.T) {
+	for _, bad := range []string{``, `[]`, `{"a":`, `{"a" 1}`, `{"a":1,}`, `{"a":"x}`, `{"a":[1,}`} {
+		_, err := CreateFromJSON([]byte(bad), []byte(`{"a":1}`), []byte(`{"a":2}`))
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+// BenchmarkCreate is the patch of a composed pod over the skeleton the
+// reconciler sends.
+func BenchmarkCreate(b *testing.B) {
+	rt := decodePod(&testing.T{}, podWithUnknownFields)
+	mutated := rt.DeepCopy()
+	mutated.Spec.NodeSelector = map[string]string{"nvidia.com/gpu.product": "H100"}
+	mutated.Spec.Containers[0].Args = []string{"--tp-size=2", "--port=8080"}
+	mutated.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: "2"}}
+	mutated.Labels["ome.io/revision"] = "abc"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Create([]byte(podWithUnknownFields), rt, mutated); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// FuzzCreateFromJSON: any request bytes give a patch or an error, never a
+// panic; a patch is valid JSON Patch that applies to the request.
+func FuzzCreateFromJSON(f *testing.F) {
+	f.Add(`{"a":{"b":[1,{"c":2}]},"d":"e"}`)
+	f.Add(`{"a":{"b":[1]},"a":{"b":[{"x\u002f":1}]}}`)
+	f.Fuzz(func(t *testing.T, original string) {
+		rt := `{"a":{"b":[1,{"c":2}]}}`
+		mut := `{"a":{"b":[1,{"c":3},4],"n":{"k":"v"}}}`
+		p, err := CreateFromJSON([]byte(original), []byte(rt), []byte(mut))
+		if err != nil || len(p) == 0 {
+			return
+		}
+		decoded, err := jsonpatchapply.DecodePatch(p)
+		require.NoError(t, err, "patch %s", p)
+		var v any
+		if json.Unmarshal([]byte(original), &v) != nil {
+			return // the walk checks structure, not every literal
+		}
+		_, _ = decoded.Apply([]byte(original)) // the request's shape may not match the round trip's
+	})
+}
