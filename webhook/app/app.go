@@ -67,8 +67,13 @@ type Config struct {
 	Ready chan<- net.Addr
 }
 
-// metadataQPS is the metadata client's client-side rate (Secret checks).
-const metadataQPS = 200
+// Unlimited is a copy of cfg whose clients have no client-side rate
+// limit (client-go builds no token bucket for a negative QPS).
+func Unlimited(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst, c.RateLimiter = -1, 0, nil
+	return c
+}
 
 // DefaultNamespace is berth's namespace when Config.Namespace is empty.
 const DefaultNamespace = "berth-system"
@@ -155,22 +160,23 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.ModelDownloaderImage == "" {
 		cfg.ModelDownloaderImage = handlers.DefaultModelDownloaderImage
 	}
-	kube, err := kubernetes.NewForConfig(cfg.REST)
+	// No client of the webhook waits on a client-side rate limit: a read
+	// an admission makes (see Live, and the Secret checks of
+	// webhook/cache) would queue behind it, and the queue becomes
+	// admission latency, then the API server's timeout and the webhook's
+	// failurePolicy. client-go's default (5 requests/s) made each Secret
+	// check wait about 200 ms under a stream of creates. The API server's
+	// priority and fairness still applies.
+	rc := Unlimited(cfg.REST)
+	kube, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	berth, err := versioned.NewForConfig(cfg.REST)
+	berth, err := versioned.NewForConfig(rc)
 	if err != nil {
 		return fmt.Errorf("berth client: %w", err)
 	}
-	// The metadata client answers the Secret checks of admissions, one GET
-	// each (webhook/cache: Secrets are never cached). client-go's default
-	// client-side limit (5 requests/s) made each such admission wait about
-	// 200 ms behind the limiter under a stream of creates; the API
-	// server's own priority and fairness still applies.
-	metaCfg := rest.CopyConfig(cfg.REST)
-	metaCfg.QPS, metaCfg.Burst = metadataQPS, 2*metadataQPS
-	meta, err := metadata.NewForConfig(metaCfg)
+	meta, err := metadata.NewForConfig(rc)
 	if err != nil {
 		return fmt.Errorf("metadata client: %w", err)
 	}
