@@ -6,6 +6,13 @@
 // the ratio. Only 127.0.0.1 is ever dialled.
 //
 //	go run ./cmd/berth-load -rate 1000 -duration 20s -runtimes 1000 -classes 200 -nodes 5000
+//
+// With -sweep it then reports, for both handlers, the throughput at
+// saturation (-workers requests in flight, back to back) and the highest
+// fixed rate, in steps of -sweep-step per second, whose p99 stays under
+// 10 ms with no error; each step sends for -sweep-duration.
+//
+//	go run ./cmd/berth-load -rate 1000 -duration 10s -sweep -sweep-step 500 -sweep-duration 5s
 package main
 
 import (
@@ -50,13 +57,16 @@ func main() {
 		nRT      = flag.Int("runtimes", 1000, "cached ClusterServingRuntimes")
 		nClasses = flag.Int("classes", 200, "cached AcceleratorClasses")
 		nNodes   = flag.Int("nodes", 5000, "cached nodes")
+		doSweep  = flag.Bool("sweep", false, "also measure saturation throughput and the highest rate with p99 under 10 ms")
+		step     = flag.Int("sweep-step", 500, "rate step of the sweep, per second")
+		sweepDur = flag.Duration("sweep-duration", 5*time.Second, "how long each sweep step sends")
 	)
 	flag.Parse()
 	var err error
 	if *serve {
 		err = serveSide(*certDir, *nRT, *nClasses, *nNodes)
 	} else {
-		err = drive(*rate, *duration, *workers, *nRT, *nClasses, *nNodes)
+		err = drive(*rate, *duration, *workers, *nRT, *nClasses, *nNodes, sweepConfig{*doSweep, *step, *sweepDur})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "berth-load:", err)
@@ -93,7 +103,17 @@ func serveSide(certDir string, nRT, nClasses, nNodes int) error {
 	return srv.Run(context.Background(), ln, nil, time.Second)
 }
 
-func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int) error {
+// sweepConfig says whether and how drive sweeps after the fixed rate.
+type sweepConfig struct {
+	on       bool
+	step     int
+	duration time.Duration
+}
+
+// podPath is the pod handler's route.
+const podPath = server.PathMutatePods
+
+func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int, sw sweepConfig) error {
 	dir, err := os.MkdirTemp("", "berth-load-")
 	if err != nil {
 		return err
@@ -166,6 +186,12 @@ func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int)
 		float64(real.quantile(0.5))/float64(noop.quantile(0.5)), float64(real.quantile(0.99))/float64(noop.quantile(0.99)))
 	if real.errors > 0 {
 		return fmt.Errorf("%d admissions failed; first: %s", real.errors, real.firstError)
+	}
+	if sw.on {
+		if err := sweep(client, "https://"+addr, body, sw.duration, workers, sw.step); err != nil {
+			return err
+		}
+		fmt.Printf("webhook RSS after the sweep: %s\n", rss(cmd.Process.Pid))
 	}
 	return nil
 }
