@@ -23,6 +23,7 @@ import (
 
 	"github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv/node"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 )
 
 // needSecondNode skips t when the second real node does not run, saying why.
@@ -174,13 +175,8 @@ func allocatableGPUs(ctx context.Context, name string) int64 {
 func realNodeGPUClass(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
-	mem := resource.MustParse("16Gi")
-	class := &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: "berth-real-node-gpu"}, Spec: v1beta1.AcceleratorClassSpec{
-		Vendor: "nvidia", Family: "ampere", Model: "a10",
-		Discovery:    v1beta1.AcceleratorDiscovery{NodeSelector: map[string]string{node.Label: node.LabelValue}},
-		Capabilities: v1beta1.AcceleratorCapabilities{MemoryGB: &mem, ComputeCapability: "8.0"},
-		Resources:    []v1beta1.AcceleratorResource{{Name: string(gpu), Quantity: resource.MustParse("1")}},
-	}}
+	class := wrappers.MakeAcceleratorClass("berth-real-node-gpu").Vendor("nvidia").Family("ampere").Model("a10").
+		NodeSelector(node.Label, node.LabelValue).Memory("16Gi").ComputeCapability("8.0").ResourceQuantity(string(gpu), "1").Obj()
 	c := berthClient(t)
 	_, err := c.OmeV1beta1().AcceleratorClasses().Create(ctx, class, metav1.CreateOptions{})
 	require.NoError(t, err)

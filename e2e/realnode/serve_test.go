@@ -13,12 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	"github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv"
 	"github.com/berthdev/berth/internal/devenv/node"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 	"github.com/berthdev/berth/version"
 )
 
@@ -61,24 +61,19 @@ func applyTestEngineRuntime(t *testing.T) {
 // waitServiceReady waits for the InferenceService's Ready condition.
 func waitServiceReady(t *testing.T, c versioned.Interface, ns, name string, timeout time.Duration) *v1beta1.InferenceService {
 	t.Helper()
-	var last *v1beta1.InferenceService
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		isvc, err := c.OmeV1beta1().InferenceServices(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		last = isvc
-		return meta.IsStatusConditionTrue(isvc.Status.Conditions, v1beta1.ConditionReady), nil
-	})
-	if err != nil {
-		pods, _ := env.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
-		var states []string
-		for i := range pods.Items {
-			states = append(states, pods.Items[i].Name+": "+describePod(&pods.Items[i]))
-		}
-		require.NoError(t, err, "InferenceService %s/%s not Ready; conditions %+v; pods:\n%s", ns, name, conditionsOf(last), strings.Join(states, "\n"))
-	}
-	return last
+	return e2eutil.Poll(t, timeout, fmt.Sprintf("InferenceService %s/%s Ready", ns, name),
+		func(ctx context.Context) (*v1beta1.InferenceService, error) {
+			return c.OmeV1beta1().InferenceServices(ns).Get(ctx, name, metav1.GetOptions{})
+		}, func(isvc *v1beta1.InferenceService) bool {
+			return meta.IsStatusConditionTrue(isvc.Status.Conditions, v1beta1.ConditionReady)
+		}, func(last *v1beta1.InferenceService) string {
+			pods, _ := env.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+			var states []string
+			for i := range pods.Items {
+				states = append(states, pods.Items[i].Name+": "+e2eutil.DescribePod(&pods.Items[i]))
+			}
+			return fmt.Sprintf("conditions %+v; pods:\n%s", conditionsOf(last), strings.Join(states, "\n"))
+		})
 }
 
 func conditionsOf(isvc *v1beta1.InferenceService) []metav1.Condition {
@@ -111,7 +106,7 @@ func chatFromPodOn(t *testing.T, ns, name, url string, place func(*corev1.PodSpe
 	})
 	logs, err := env.Kube.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, corev1.PodSucceeded, done.Status.Phase, "the chat pod failed: %s\n%s", describePod(done), logs)
+	require.Equal(t, corev1.PodSucceeded, done.Status.Phase, "the chat pod failed: %s\n%s", e2eutil.DescribePod(done), logs)
 	return string(logs)
 }
 
