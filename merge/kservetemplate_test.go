@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 )
 
 // kserveTorchServe is KServe's torchserve runtime, vendored verbatim.
@@ -36,20 +37,6 @@ func composeKServeEngine(t *testing.T, svc *v1beta1.InferenceService, rt *v1beta
 	return nil, nil, errs
 }
 
-func containerEnv(p *corev1.Pod, container, name string) (string, bool) {
-	for _, c := range p.Spec.Containers {
-		if c.Name != container {
-			continue
-		}
-		for _, e := range c.Env {
-			if e.Name == name {
-				return e.Value, true
-			}
-		}
-	}
-	return "", false
-}
-
 // KServe's torchserve runtime sets TS_SERVICE_ENVELOPE from the label
 // serviceEnvelope, which KServe renders empty when the service has none:
 // berth composes the same pod and warns, naming the key and the field.
@@ -62,7 +49,7 @@ func TestKServeTorchServeRendersAMissingLabelEmpty(t *testing.T) {
 	pod, warnings, errs := composeKServeEngine(t, svc, rt)
 	require.Empty(t, errs)
 	require.NotNil(t, pod)
-	v, ok := containerEnv(pod, "kserve-container", "TS_SERVICE_ENVELOPE")
+	v, ok := wrappers.ContainerEnv(pod, "kserve-container", "TS_SERVICE_ENVELOPE")
 	assert.True(t, ok, "TS_SERVICE_ENVELOPE is set")
 	assert.Equal(t, "", v)
 	assert.Equal(t, []string{"runtime ClusterServingRuntime/kserve-torchserve spec.containers[0].env[0].value (TS_SERVICE_ENVELOPE): " +
@@ -74,7 +61,7 @@ func TestKServeTorchServeRendersAMissingLabelEmpty(t *testing.T) {
 	labelled.Labels = map[string]string{"serviceEnvelope": "kserve"}
 	pod, warnings, errs = composeKServeEngine(t, labelled, rt)
 	require.Empty(t, errs)
-	v, _ = containerEnv(pod, "kserve-container", "TS_SERVICE_ENVELOPE")
+	v, _ = wrappers.ContainerEnv(pod, "kserve-container", "TS_SERVICE_ENVELOPE")
 	assert.Equal(t, "kserve", v)
 	assert.Empty(t, warnings)
 	labelledRev, err := Revision(Input{Service: labelled, Component: v1beta1.ComponentEngine, RuntimeKind: "ClusterServingRuntime", RuntimeName: "kserve-torchserve", Runtime: rt})
@@ -104,7 +91,7 @@ func TestKServeContainersMissingTemplateKeys(t *testing.T) {
 				rt.Containers[0].Env = []corev1.EnvVar{{Name: "E", Value: "{{.Labels.envelope}}"}}
 			},
 			check: func(t *testing.T, p *corev1.Pod) {
-				v, _ := containerEnv(p, "kserve-container", "E")
+				v, _ := wrappers.ContainerEnv(p, "kserve-container", "E")
 				assert.Equal(t, "", v)
 			},
 			warning: where + "spec.containers[0].env[0].value (E): " + missing + warned,
@@ -115,7 +102,7 @@ func TestKServeContainersMissingTemplateKeys(t *testing.T) {
 				rt.Containers[0].Env = []corev1.EnvVar{{Name: "E", Value: `v-{{index .Annotations "a/b"}}`}}
 			},
 			check: func(t *testing.T, p *corev1.Pod) {
-				v, _ := containerEnv(p, "kserve-container", "E")
+				v, _ := wrappers.ContainerEnv(p, "kserve-container", "E")
 				assert.Equal(t, "v-", v)
 			},
 			warning: where + `spec.containers[0].env[0].value (E): template key index .Annotations "a/b" not found on InferenceService ns/svc; ` +
@@ -127,7 +114,7 @@ func TestKServeContainersMissingTemplateKeys(t *testing.T) {
 				rt.Containers = append(rt.Containers, corev1.Container{Name: "agent", Image: "kserve/agent", Env: []corev1.EnvVar{{Name: "E", Value: "{{.Labels.envelope}}"}}})
 			},
 			check: func(t *testing.T, p *corev1.Pod) {
-				v, ok := containerEnv(p, "agent", "E")
+				v, ok := wrappers.ContainerEnv(p, "agent", "E")
 				assert.True(t, ok)
 				assert.Equal(t, "", v)
 			},
