@@ -46,8 +46,6 @@ type Options struct {
 	ExpectationsTTL time.Duration
 	Log             *slog.Logger
 	Metrics         *Metrics
-	// Models configures the model metadata controller (models.go).
-	Models ModelOptions
 	// Now is the clock (tests).
 	Now func() time.Time
 	// Policy configures ServingPolicy's reconciler half (policy.go).
@@ -61,6 +59,9 @@ type Options struct {
 	// Accelerators: AcceleratorClass discovery and the Kueue sync
 	// (classdiscovery.go, kueue.go); both off by default.
 	Accelerators AcceleratorOptions
+	// BerthInformers is the informer factory of berth's objects, shared
+	// with the other controllers (the manager passes it); nil makes one.
+	BerthInformers berthinformers.SharedInformerFactory
 }
 
 // Controller runs serving groups of InferenceServices.
@@ -97,13 +98,9 @@ type Controller struct {
 	// runtimeQueue holds conflictsKey: the after-the-fact priority check
 	// of all runtimes (conflicts.go), coalesced over runtime events.
 	runtimeQueue workqueue.TypedRateLimitingInterface[string]
-	// modelQueue holds model keys (modelKey) for the model metadata
-	// controller; failed discoveries back off exponentially.
-	modelQueue workqueue.TypedRateLimitingInterface[string]
-	mopts      ModelOptions
-	exp        *expectations
-	recorder   record.EventRecorder
-	events     record.EventBroadcaster
+	exp          *expectations
+	recorder     record.EventRecorder
+	events       record.EventBroadcaster
 	// pol: ServingPolicy quotas and status, QuotaExceeded (policy.go).
 	pol *policyController
 
@@ -148,18 +145,18 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 	}
 	c := &Controller{kube: kube, berth: berth, opts: opts, log: opts.Log, m: opts.Metrics, now: opts.Now,
 		backoff: map[string]backoffMemory{}, clamped: map[string]int32{}, progress: map[string]map[string]plan.Progress{},
-		foreign: map[string]map[string]foreignPod{}, nudgedAt: map[string]time.Time{}, mopts: opts.Models.withDefaults()}
+		foreign: map[string]map[string]foreignPod{}, nudgedAt: map[string]time.Time{}}
 	c.kubeInformers = kubeinformers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, kubeinformers.WithTweakListOptions(managedSelector))
-	c.berthInformers = berthinformers.NewSharedInformerFactory(berth, opts.Resync)
+	c.berthInformers = opts.BerthInformers
+	if c.berthInformers == nil {
+		c.berthInformers = berthinformers.NewSharedInformerFactory(berth, opts.Resync)
+	}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "inferenceservices"})
 	c.runtimeQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "runtime-conflicts"})
-	c.modelQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](c.mopts.RetryBase, c.mopts.RetryMax),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "models"})
 	c.exp = newExpectations(opts.ExpectationsTTL, opts.Now)
 	if opts.Dynamic != nil {
 		c.gang = newGangs(opts.Dynamic, opts.Resync)
@@ -236,7 +233,6 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
 	defer c.runtimeQueue.ShutDown()
-	defer c.modelQueue.ShutDown()
 	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kube.CoreV1().Events("")})
 	defer c.events.Shutdown()
 	c.kubeInformers.Start(ctx.Done())
@@ -269,13 +265,6 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 			c.acc.run(ctx)
 		}()
 	}
-	for range c.mopts.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wait.UntilWithContext(ctx, c.modelWorker, time.Second)
-		}()
-	}
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -286,7 +275,6 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	<-ctx.Done()
 	c.queue.ShutDown()
 	c.runtimeQueue.ShutDown()
-	c.modelQueue.ShutDown()
 	wg.Wait()
 	return nil
 }

@@ -1,6 +1,8 @@
 // Package reconcile is berth's slim controller: it turns pinned
-// InferenceServices into running serving groups and writes their status,
-// and reads models' metadata from their files into their status.
+// InferenceServices into running serving groups and writes their status
+// (the serving groups controller). The manager (reconcile/manager) runs it
+// next to the other controllers: reconcile/models (models' metadata) and
+// the AcceleratorClass status controller (accelerator.go).
 // It never decides placement. The mutating webhook pinned the runtime and
 // AcceleratorClass at admission, and the pod webhook completes every pod
 // the reconciler creates; the reconciler only decides how many groups
@@ -167,73 +169,12 @@
 // workqueue's rate limiter; timers the planner asks for (backoff, grace
 // periods, a terminating pod in the way) requeue the service.
 //
-// # Model metadata (models.go, modelsource.go, modeljob.go)
+// # Model metadata (reconcile/models)
 //
-// OME's catalogue gives most models only storage.storageUri; berth reads
-// their format, architecture, parameter count and quantization from the
-// model's own files (package modelmeta) into status.discovered, and
-// selection reads the merged view (v1beta1.EffectiveModelSpec: what the
-// admin wrote always wins). The decision of one model is pure
-// (plan.PlanModel), in this order:
-//
-//  1. The spec declares modelFormat.name, modelArchitecture and
-//     modelParameterSize: MetadataResolved=True reason Declared. Nothing is
-//     read, not even the Secret.
-//  2. MetadataResolved is True at the model's generation: nothing.
-//  3. hf:// and s3://: modelmeta.Discover within --model-discovery-timeout.
-//  4. pvc://claim/sub: a Job in the model's namespace (a
-//     ClusterBaseModel's: --model-credentials-namespace) mounts the whole
-//     claim read-only at /mnt/models and runs, with
-//     --model-inspector-image (its entrypoint must be berth), `berth model
-//     inspect pvc://claim/sub --root /mnt/models --termination-message-path
-//     /dev/termination-log` (modelmeta.InspectJobArgs; reads stay inside
-//     the claim). Its pod's termination message is a
-//     modelmeta.InspectResult: the metadata, or an error with its reason;
-//     anything else is InspectFailed. No service-account token, non-root
-//     (uid 65532: the files must be world-readable), read-only root, a
-//     deadline of --model-discovery-timeout; the Job is deleted once read.
-//     Without the flag, pvc:// is Unsupported.
-//  5. No storage URI (NoStorage), one that does not parse
-//     (InvalidStorageURI), gs://, oci:// or a node-local path
-//     (Unsupported): False without I/O; declare the metadata in the spec.
-//
-// Status: MetadataResolved and Ready (Ready mirrors MetadataResolved: a
-// model serves once its metadata is known) with the reason, observed
-// generation, and OME's state: Ready when True, Creating while inspecting
-// or Unavailable, else Failed. Failure reasons are modelmeta's
-// (Unauthorized, NotFound, ConfigMissing, HeaderMalformed, TooLarge,
-// Unavailable) and the controller's (CredentialsMissing, InvalidStorageURI,
-// NoStorage, Unsupported, InspectFailed); Inspecting is Unknown. Every
-// failure is retried with exponential backoff (--model-retry-base doubling
-// up to --model-retry-max) and never crashes anything; the same failure
-// writes nothing. Status is written only when it changed, with one event
-// when MetadataResolved changes. A model is queued when added, deleted,
-// its spec or metadata changes, or on a resync; not on its status alone.
-//
-// Where it reads:
-//
-//   - hf://org/repo[@revision]: --hf-endpoint (default
-//     https://huggingface.co), or the model's storage.parameters.endpoint
-//     (a mirror).
-//   - s3://bucket/prefix: storage.parameters.endpoint (default AWS),
-//     region (default us-east-1), pathStyle ("true" for MinIO and OCI).
-//   - Credentials: the Secret named by storage.key, in the BaseModel's
-//     namespace, or for a ClusterBaseModel in --model-credentials-namespace
-//     (default the reconciler's own namespace). It is read with one direct
-//     GET per discovery, never listed, watched or cached. hf: the key
-//     storage.storageKey names, else "token", else "HF_TOKEN". s3:
-//     AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, optional AWS_SESSION_TOKEN.
-//     A missing Secret or key is CredentialsMissing; no Secret at all reads
-//     anonymously (a private repository is then Unauthorized). Tokens never
-//     appear in status or events.
-//
-// storage.parameters.endpoint makes the reconciler send GETs, with the
-// token of the Secret the model names, to the URL the model names. A
-// ClusterBaseModel (an admin's) may name any; a BaseModel only one of
-// ModelOptions.NamespacedEndpoints (--model-namespaced-endpoints), since
-// its author may not hold the namespace's Secrets: another is
-// MetadataResolved=False reason EndpointNotAllowed, checked before the
-// Secret is read (endpointRefused).
+// The model metadata controller, which reads models' metadata from their
+// files into BaseModel and ClusterBaseModel status, is package
+// reconcile/models; its rules are there. The serving side below reads
+// that status (modelwait.go) and never writes it.
 //
 // # Services waiting for their model (modelwait.go)
 //
@@ -288,9 +229,8 @@
 // else a ClusterBaseModel), so the revisions agree; a model that no
 // longer exists is Resolved=False reason ModelMissing, pods kept.
 //
-// Metrics: berth_model_discoveries_total{result} (Declared, Discovered or
-// the failure's reason), berth_model_discovery_duration_seconds,
-// berth_model_metadata_nudges_total (every nudge patch, the runtime's too).
+// Metrics: berth_model_metadata_nudges_total (every nudge patch, the
+// runtime's too); the model controller's are in reconcile/models.
 //
 // # Gang scheduling (gang.go, gangsync.go, podgroup.go)
 //
@@ -337,15 +277,6 @@
 // informer queues the service), and deleted (UID precondition) when its
 // group has no pod left or gang scheduling is off. Pods made before gang
 // scheduling was on are not members and are never counted.
-//
-// PodGroups are built and read as their projects' Go types —
-// volcano.sh/apis v1.14.0 (scheduling/v1beta1; the first release with
-// subGroupPolicy) and sigs.k8s.io/scheduler-plugins v0.32.7
-// (apis/scheduling/v1alpha1) — converted to and from unstructured objects
-// for the dynamic client (runtime.DefaultUnstructuredConverter). An update
-// starts from the PodGroup read and sets only the fields above, so fields
-// of a person or the scheduler (priorityClassName, status) are kept; a
-// field unknown to those types (a newer release's) would be dropped.
 //
 // The two CRDs are watched by name (a dynamic informer each, RBAC by
 // resourceNames); the informer on a kind's PodGroups starts when its CRD
@@ -605,5 +536,6 @@
 // State is derived from the informer cache on every sync; the only memory
 // is the backoff of failed groups, which also rides on recreated pods as
 // ome.io/recreate-count so a restarted reconciler picks it up. One replica
-// leads through a Lease (RunManager); others stand by.
+// leads through a Lease (reconcile/manager runs every controller only
+// while leading); others stand by.
 package reconcile

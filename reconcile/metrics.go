@@ -19,10 +19,6 @@ type Metrics struct {
 	synced   prometheus.Gauge
 	// conflicts counts runtimes whose PriorityConflict condition is True.
 	conflicts prometheus.Gauge
-	// discoveries counts model metadata resolutions by result: Declared,
-	// Discovered, or the failure's reason.
-	discoveries       *prometheus.CounterVec
-	discoveryDuration prometheus.Histogram
 	// nudges counts services patched with ome.io/model-metadata-revision
 	// and/or ome.io/runtime-revision (one per patch).
 	nudges prometheus.Counter
@@ -58,13 +54,6 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		conflicts: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "berth_runtime_priority_conflicts", Help: "Runtimes tied in priority with another of their scope (created concurrently past the webhook's check).",
 		}),
-		discoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_model_discoveries_total", Help: "Model metadata resolutions by result: Declared, Discovered, or the failure's reason (Unauthorized, NotFound, ConfigMissing, HeaderMalformed, TooLarge, Unavailable, CredentialsMissing, InvalidStorageURI, NoStorage, Unsupported, InspectFailed).",
-		}, []string{"result"}),
-		discoveryDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "berth_model_discovery_duration_seconds", Help: "Time to read one model's metadata from its files (hf://, s3://).",
-			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
-		}),
 		nudges: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "berth_model_metadata_nudges_total", Help: "Unpinned InferenceServices patched with ome.io/model-metadata-revision or ome.io/runtime-revision so the webhook resolves them.",
 		}),
@@ -74,7 +63,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			[]string{"state"}, nil),
 		rolloutsDesc: prometheus.NewDesc("berth_reconciler_rollouts_in_progress", "InferenceServices rolling groups to a new revision now.", nil, nil),
 	}
-	reg.MustRegister(m.duration, m.errors, m.writes, m.synced, m.conflicts, m.discoveries, m.discoveryDuration, m.nudges, m)
+	reg.MustRegister(m.duration, m.errors, m.writes, m.synced, m.conflicts, m.nudges, m)
 	return m
 }
 
@@ -85,28 +74,12 @@ func (m *Metrics) observeSync(d time.Duration, err error) {
 	}
 }
 
-// discovery counts one model metadata resolution by result.
-func (m *Metrics) discovery(result string) { m.discoveries.WithLabelValues(result).Inc() }
-
-func (m *Metrics) observeDiscovery(d time.Duration) { m.discoveryDuration.Observe(d.Seconds()) }
-
-// Discoveries returns the model metadata resolutions so far by result
-// (tests).
-func (m *Metrics) Discoveries() map[string]float64 {
-	out := map[string]float64{}
-	ch := make(chan prometheus.Metric, 64)
-	go func() { m.discoveries.Collect(ch); close(ch) }()
-	for metric := range ch {
-		var pb dto.Metric
-		if err := metric.Write(&pb); err == nil && len(pb.GetLabel()) == 1 {
-			out[pb.GetLabel()[0].GetValue()] = pb.GetCounter().GetValue()
-		}
-	}
-	return out
-}
-
 // write counts one API write.
 func (m *Metrics) write(verb, resource string) { m.writes.WithLabelValues(verb, resource).Inc() }
+
+// CountWrite counts one API write of another controller on
+// berth_reconciler_api_writes_total (the manager wires it).
+func (m *Metrics) CountWrite(verb, resource string) { m.write(verb, resource) }
 
 // Writes returns the writes sent so far by "verb resource" (tests and the
 // load tool).

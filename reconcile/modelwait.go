@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/tools/cache"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/reconcile/plan"
@@ -26,6 +28,118 @@ const ReasonModelMetadataPending = "ModelMetadataPending"
 // service (no runtime serves the model, ...); the message is its answer.
 // The next change of the service, its model or a runtime tries again.
 const ReasonResolveRefused = "ResolveRefused"
+
+// Kinds of models.
+const (
+	KindBaseModel        = "BaseModel"
+	KindClusterBaseModel = "ClusterBaseModel"
+)
+
+// model is a BaseModel or a ClusterBaseModel as the serving side reads it
+// (copies, never the cache's objects): what a service waits for and what
+// its merge input carries. Its status is the model controller's
+// (reconcile/models).
+type model struct {
+	kind, namespace, name string
+	generation            int64
+	spec                  v1beta1.BaseModelSpec
+	status                v1beta1.ModelStatus
+}
+
+func (m *model) ref() string {
+	if m.kind == KindBaseModel {
+		return m.kind + " " + m.namespace + "/" + m.name
+	}
+	return m.kind + " " + m.name
+}
+
+func modelFromObject(obj any) *model {
+	switch o := obj.(type) {
+	case *v1beta1.BaseModel:
+		o = o.DeepCopy()
+		return &model{kind: KindBaseModel, namespace: o.Namespace, name: o.Name, generation: o.Generation, spec: o.Spec, status: o.Status}
+	case *v1beta1.ClusterBaseModel:
+		o = o.DeepCopy()
+		return &model{kind: KindClusterBaseModel, name: o.Name, generation: o.Generation, spec: o.Spec, status: o.Status}
+	case cache.DeletedFinalStateUnknown:
+		return modelFromObject(o.Obj)
+	}
+	return nil
+}
+
+// getModel reads a model from the cache; nil when it does not exist.
+func (c *Controller) getModel(kind, namespace, name string) (*model, error) {
+	var obj any
+	var err error
+	if kind == KindBaseModel {
+		obj, err = c.baseModels.BaseModels(namespace).Get(name)
+	} else {
+		obj, err = c.clusterModels.Get(name)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return modelFromObject(obj), nil
+}
+
+// indexByModel indexes services by spec.model.name, so a model's change
+// finds the services that name it.
+const indexByModel = "spec.model.name"
+
+func serviceModelName(obj any) ([]string, error) {
+	isvc, ok := obj.(*v1beta1.InferenceService)
+	if !ok || isvc.Spec.Model == nil || isvc.Spec.Model.Name == "" {
+		return nil, nil
+	}
+	return []string{isvc.Spec.Model.Name}, nil
+}
+
+// wireModelInformers watches BaseModels and ClusterBaseModels for the
+// serving side: any change of a model (its status too: that is where its
+// metadata arrives) queues the services that name it, since the model's
+// effective spec is an input of their revision and of the nudge.
+func (c *Controller) wireModelInformers() {
+	om := c.berthInformers.Ome().V1beta1()
+	bms, cbms := om.BaseModels(), om.ClusterBaseModels()
+	c.baseModels, c.clusterModels = bms.Lister(), cbms.Lister()
+	utilruntime.Must(om.InferenceServices().Informer().AddIndexers(cache.Indexers{indexByModel: serviceModelName}))
+	c.serviceIndex = om.InferenceServices().Informer().GetIndexer()
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueServicesOf,
+		UpdateFunc: func(_, n any) { c.enqueueServicesOf(n) },
+		DeleteFunc: c.enqueueServicesOf,
+	}
+	for _, inf := range []cache.SharedIndexInformer{bms.Informer(), cbms.Informer()} {
+		_, err := inf.AddEventHandler(handler)
+		utilruntime.Must(err)
+		c.synced = append(c.synced, inf.HasSynced)
+	}
+}
+
+// enqueueServicesOf queues the services that name the model: for a
+// BaseModel those of its namespace, for a ClusterBaseModel all (a service
+// without spec.model.kind whose namespace holds a BaseModel of that name
+// resolves to the BaseModel; queueing it too is harmless).
+func (c *Controller) enqueueServicesOf(obj any) {
+	m := modelFromObject(obj)
+	if m == nil {
+		return
+	}
+	objs, err := c.serviceIndex.ByIndex(indexByModel, m.name)
+	if err != nil {
+		return
+	}
+	for _, o := range objs {
+		isvc, ok := o.(*v1beta1.InferenceService)
+		if !ok || m.kind == KindBaseModel && isvc.Namespace != m.namespace {
+			continue
+		}
+		c.queue.Add(isvc.Namespace + "/" + isvc.Name)
+	}
+}
 
 // serviceModel finds the model a service names, as selection does:
 // spec.model.kind if set, else a BaseModel in the service's namespace,

@@ -8,17 +8,85 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	berthfake "github.com/berthdev/berth/api/client/clientset/versioned/fake"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/reconcile/plan"
 )
+
+// modelFixture runs the serving side of the wait (nudge,
+// ModelMetadataPending) against client-go fakes; model status is written
+// as the model controller (reconcile/models) would.
+type modelFixture struct {
+	t     *testing.T
+	kube  *kubefake.Clientset
+	berth *berthfake.Clientset
+	c     *Controller
+	ctx   context.Context
+}
+
+func newModelFixture(t *testing.T, kubeObjs []runtime.Object, berthObjs ...runtime.Object) *modelFixture {
+	t.Helper()
+	bc := berthfake.NewSimpleClientset(berthObjs...)
+	kc := kubefake.NewSimpleClientset(kubeObjs...)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c := New(kc, bc, Options{Now: time.Now})
+	c.kubeInformers.Start(ctx.Done())
+	c.berthInformers.Start(ctx.Done())
+	for !c.Synced() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return &modelFixture{t: t, kube: kc, berth: bc, c: c, ctx: ctx}
+}
+
+func clusterModel(name, uri string) *v1beta1.ClusterBaseModel {
+	return &v1beta1.ClusterBaseModel{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), Generation: 1},
+		Spec: v1beta1.BaseModelSpec{Storage: &v1beta1.StorageSpec{StorageURI: ptr(uri)}}}
+}
+
+// waitCache waits until the cache holds what the clientset holds (the
+// fake clientset keeps resourceVersion empty, so contents are compared).
+func (f *modelFixture) waitCache(kind, ns, name string) {
+	f.t.Helper()
+	err := wait.PollUntilContextTimeout(f.ctx, 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		var spec v1beta1.BaseModelSpec
+		var st v1beta1.ModelStatus
+		if kind == KindBaseModel {
+			o, err := f.berth.OmeV1beta1().BaseModels(ns).Get(f.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			spec, st = o.Spec, o.Status
+		} else {
+			o, err := f.berth.OmeV1beta1().ClusterBaseModels().Get(f.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			spec, st = o.Spec, o.Status
+		}
+		m, err := f.c.getModel(kind, ns, name)
+		return m != nil && apiequality.Semantic.DeepEqual(m.spec, spec) && apiequality.Semantic.DeepEqual(m.status, st), err
+	})
+	require.NoError(f.t, err)
+}
+
+func (f *modelFixture) clusterModel(name string) *v1beta1.ClusterBaseModel {
+	f.t.Helper()
+	o, err := f.berth.OmeV1beta1().ClusterBaseModels().Get(f.ctx, name, metav1.GetOptions{})
+	require.NoError(f.t, err)
+	return o
+}
 
 var waitNow = time.Date(2026, 11, 23, 16, 0, 0, 0, time.UTC)
 
@@ -95,7 +163,7 @@ func serviceCondition(isvc *v1beta1.InferenceService, typ string) metav1.Conditi
 // A service applied with its model waits, saying why, and is nudged once
 // the model's metadata is known; the nudge is sent once.
 func TestServiceWaitsForModelThenIsNudged(t *testing.T) {
-	f := newModelFixture(t, ModelOptions{}, nil, runtimeObj("rt", false), clusterModel("llama", "hf://meta-llama/Llama-3.1-8B-Instruct"), unpinned("chat"))
+	f := newModelFixture(t, nil, runtimeObj("rt", false), clusterModel("llama", "hf://meta-llama/Llama-3.1-8B-Instruct"), unpinned("chat"))
 	_, err := f.c.sync(f.ctx, "ns/chat")
 	require.NoError(t, err)
 	isvc, err := f.berth.OmeV1beta1().InferenceServices("ns").Get(f.ctx, "chat", metav1.GetOptions{})
@@ -209,7 +277,7 @@ func TestDecisionCarriesTheModel(t *testing.T) {
 				tt.edit(&cm.Spec)
 			}
 			cm.Status = plan.ModelStatusAfter(plan.ModelFacts{Generation: 1, Spec: cm.Spec, Now: waitNow}, tt.outcome)
-			f := newModelFixture(t, ModelOptions{}, nil, runtimeObj("rt", false), cm, isvc)
+			f := newModelFixture(t, nil, runtimeObj("rt", false), cm, isvc)
 
 			dec, unres := f.c.resolve(isvc)
 			require.Nil(t, unres)
@@ -251,7 +319,7 @@ func TestDiscoveryChangesTheRevision(t *testing.T) {
 func TestPinnedServiceWithoutItsModel(t *testing.T) {
 	isvc := serviceObj("chat", "rt", 1)
 	isvc.Spec.Model = &v1beta1.ModelRef{Name: "gone"}
-	f := newModelFixture(t, ModelOptions{}, nil, runtimeObj("rt", false), isvc)
+	f := newModelFixture(t, nil, runtimeObj("rt", false), isvc)
 	_, unres := f.c.resolve(isvc)
 	require.NotNil(t, unres)
 	assert.Equal(t, ReasonModelMissing, unres.reason)
@@ -263,7 +331,7 @@ func TestPinnedServiceWithoutItsModel(t *testing.T) {
 func TestRefusedNudgeIsSaid(t *testing.T) {
 	cm := clusterModel("llama", "hf://meta-llama/Llama-3.1-8B-Instruct")
 	cm.Status = plan.ModelStatusAfter(plan.ModelFacts{Generation: 1, Spec: cm.Spec, Now: waitNow}, plan.ModelOutcome{Metadata: llamaDiscovered()})
-	f := newModelFixture(t, ModelOptions{}, nil, cm, unpinned("chat"))
+	f := newModelFixture(t, nil, cm, unpinned("chat"))
 	// As the apiserver returns a webhook's denial: its code and message, no
 	// reason.
 	denial := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,

@@ -102,7 +102,7 @@ func TestServiceRefs(t *testing.T) {
 	csr := runtimeObj("srt", false)
 	csr.UID = "uid-srt"
 	kind := func(k string) *string { return &k }
-	f := newModelFixture(t, ModelOptions{}, nil, sr, csr, declaredModel("llama"))
+	f := newModelFixture(t, nil, sr, csr, declaredModel("llama"))
 	for _, tc := range []struct {
 		name string
 		isvc *v1beta1.InferenceService
@@ -167,7 +167,7 @@ func nextKey(t *testing.T, f *modelFixture) string {
 // missing, without Degraded; each creation queues it; once both exist it
 // is nudged once, with both annotations.
 func TestServiceWaitsForItsModelAndRuntimeThenIsNudged(t *testing.T) {
-	f := newModelFixture(t, ModelOptions{}, nil, namingRuntime(unpinned("chat"), "srt", nil))
+	f := newModelFixture(t, nil, namingRuntime(unpinned("chat"), "srt", nil))
 	_, err := f.c.sync(f.ctx, "ns/chat")
 	require.NoError(t, err)
 	isvc, err := f.berth.OmeV1beta1().InferenceServices("ns").Get(f.ctx, "chat", metav1.GetOptions{})
@@ -228,7 +228,7 @@ func TestRefusedRuntimeNudgeIsSaid(t *testing.T) {
 	rt.UID = "uid-srt"
 	isvc := namingRuntime(serviceObj("chat", "x", 1), "srt", nil)
 	delete(isvc.Annotations, v1beta1.AnnotationResolvedRuntime)
-	f := newModelFixture(t, ModelOptions{}, nil, rt, isvc)
+	f := newModelFixture(t, nil, rt, isvc)
 	denial := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
 		Message: `admission webhook "isvc.berth.dev" denied the request: spec.model is required`}}
 	f.berth.PrependReactor("patch", "inferenceservices", func(k8stesting.Action) (bool, runtime.Object, error) {

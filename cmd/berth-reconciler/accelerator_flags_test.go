@@ -23,3 +23,36 @@ func TestAcceleratorStatusFlags(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "--accelerator-status-interval must be positive, got 0s", err.Error())
 }
+
+func TestControllersFlag(t *testing.T) {
+	d := newFlags()
+	require.NoError(t, d.parse(nil))
+	assert.Equal(t, []string{"servinggroups", "models", "accelerator-status"}, d.controllers, "all by default")
+
+	off := newFlags()
+	require.NoError(t, off.parse([]string{"--accelerator-status=false"}))
+	assert.Equal(t, []string{"servinggroups", "models"}, off.controllers, "the older flag still turns it off")
+
+	some := newFlags()
+	require.NoError(t, some.parse([]string{"--controllers= models, servinggroups,models"}))
+	assert.Equal(t, []string{"models", "servinggroups"}, some.controllers)
+
+	agree := newFlags()
+	require.NoError(t, agree.parse([]string{"--controllers=accelerator-status", "--accelerator-status=true"}))
+	assert.Equal(t, []string{"accelerator-status"}, agree.controllers)
+
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--controllers=servinggroups,policy"}, `--controllers: unknown controller "policy" (known: servinggroups, models, accelerator-status)`},
+		{[]string{"--controllers=models,accelerator-status", "--accelerator-status=false"}, "--accelerator-status=false disagrees with --controllers=models,accelerator-status; give one of them"},
+		{[]string{"--controllers=,"}, "--controllers=, names no controller (known: servinggroups, models, accelerator-status)"},
+		{[]string{"--controllers=models", "--accelerator-status=true"}, "--accelerator-status=true disagrees with --controllers=models; give one of them"},
+	}
+	for _, tt := range tests {
+		err := newFlags().parse(tt.args)
+		require.Error(t, err, tt.args)
+		assert.Equal(t, tt.want, err.Error())
+	}
+}

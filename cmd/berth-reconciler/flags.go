@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/manager"
 )
 
 type flags struct {
@@ -40,11 +42,17 @@ type flags struct {
 	// AcceleratorClass status.
 	acceleratorStatus         bool
 	acceleratorStatusInterval time.Duration
+	// controllersFlag is --controllers as given; controllers what parse
+	// made of it (and of --accelerator-status).
+	controllersFlag string
+	controllers     []string
 }
 
 func newFlags() *flags {
 	f := &flags{set: flag.NewFlagSet("berth-reconciler", flag.ContinueOnError)}
 	s := f.set
+	s.StringVar(&f.controllersFlag, "controllers", "",
+		"comma-separated controllers to run: "+strings.Join(manager.Names, ", ")+"; empty runs all of them (accelerator-status only while --accelerator-status is true)")
 	s.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file; in-cluster configuration when empty")
 	s.StringVar(&f.probes, "probe-listen", ":8081", "address of /healthz, /readyz and /metrics; empty to disable")
 	s.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -141,8 +149,47 @@ func (f *flags) parse(args []string) error {
 	if f.acceleratorStatusInterval <= 0 {
 		return fmt.Errorf("--accelerator-status-interval must be positive, got %s", f.acceleratorStatusInterval)
 	}
+	if err := f.parseControllers(); err != nil {
+		return err
+	}
 	if f.leaderElect && (f.leaseNamespace == "" || f.leaseName == "") {
 		return fmt.Errorf("--leader-elect needs --leader-elect-namespace and --leader-elect-name")
+	}
+	return nil
+}
+
+// parseControllers resolves --controllers: the named controllers, known
+// and each once, or (empty) all of them, leaving out accelerator-status
+// when --accelerator-status=false. Both flags given and disagreeing is an
+// error, never a silent choice.
+func (f *flags) parseControllers() error {
+	if strings.TrimSpace(f.controllersFlag) == "" {
+		for _, n := range manager.Names {
+			if n != manager.AcceleratorStatus || f.acceleratorStatus {
+				f.controllers = append(f.controllers, n)
+			}
+		}
+		return nil
+	}
+	f.controllers = nil
+	for _, n := range strings.Split(f.controllersFlag, ",") {
+		n = strings.TrimSpace(n)
+		switch {
+		case n == "":
+			continue
+		case !slices.Contains(manager.Names, n):
+			return fmt.Errorf("--controllers: unknown controller %q (known: %s)", n, strings.Join(manager.Names, ", "))
+		case !slices.Contains(f.controllers, n):
+			f.controllers = append(f.controllers, n)
+		}
+	}
+	if len(f.controllers) == 0 {
+		return fmt.Errorf("--controllers=%s names no controller (known: %s)", f.controllersFlag, strings.Join(manager.Names, ", "))
+	}
+	statusSet := false
+	f.set.Visit(func(fl *flag.Flag) { statusSet = statusSet || fl.Name == "accelerator-status" })
+	if statusSet && f.acceleratorStatus != slices.Contains(f.controllers, manager.AcceleratorStatus) {
+		return fmt.Errorf("--accelerator-status=%t disagrees with --controllers=%s; give one of them", f.acceleratorStatus, f.controllersFlag)
 	}
 	return nil
 }

@@ -6,8 +6,10 @@
 //
 // It also reads models' metadata from their files (hf://, s3://, and
 // pvc:// through an inspector Job) into BaseModel and ClusterBaseModel
-// status, and nudges services waiting for it (package reconcile, "Model
-// metadata"). Run with -h for the flags.
+// status (package reconcile/models), and nudges services waiting for it
+// (package reconcile, "Services waiting for their model"). The manager
+// (reconcile/manager) runs the controllers --controllers names. Run with
+// -h for the flags.
 package main
 
 import (
@@ -23,6 +25,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/manager"
+	"github.com/berthdev/berth/reconcile/models"
 )
 
 func main() {
@@ -55,8 +59,8 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return reconcile.RunManager(ctx, reconcile.ManagerConfig{
-		REST: cfg, Workers: fs.workers, ProbeAddress: fs.probes,
+	return manager.RunManager(ctx, manager.Config{
+		REST: cfg, Workers: fs.workers, ProbeAddress: fs.probes, Controllers: fs.controllers,
 		LeaderElect: fs.leaderElect, LeaseNamespace: fs.leaseNamespace, LeaseName: fs.leaseName, Identity: identity,
 		LeaseDuration: fs.leaseDuration, RenewDeadline: fs.renewDeadline, RetryPeriod: fs.retryPeriod,
 		Options: reconcile.Options{Resync: fs.resync, BackoffBase: fs.backoffBase, BackoffMax: fs.backoffMax,
@@ -64,11 +68,12 @@ func run(args []string) error {
 			Accelerators: reconcile.AcceleratorOptions{Discovery: fs.acceleratorDiscovery, KueueSync: fs.kueueSync,
 				NodeSelector: fs.acceleratorNodeSelector},
 			Policy: reconcile.PolicyOptions{Disabled: !fs.servingPolicies, Namespace: fs.namespace,
-				QuotaRetryBase: fs.quotaRetryBase, QuotaRetryMax: fs.quotaRetryMax},
-			Models: reconcile.ModelOptions{HFEndpoint: fs.hfEndpoint, CredentialsNamespace: fs.credentialsNamespace,
-				InspectorImage: fs.inspectorImage, Workers: fs.modelWorkers, DiscoveryTimeout: fs.discoveryTimeout,
-				RetryBase: fs.modelRetryBase, RetryMax: fs.modelRetryMax, NamespacedEndpoints: fs.namespacedEndpoints}},
-		AcceleratorStatus: reconcile.AcceleratorStatusOptions{Disabled: !fs.acceleratorStatus, Interval: fs.acceleratorStatusInterval},
+				QuotaRetryBase: fs.quotaRetryBase, QuotaRetryMax: fs.quotaRetryMax}},
+		Models: models.Options{HFEndpoint: fs.hfEndpoint, CredentialsNamespace: fs.credentialsNamespace,
+			InspectorImage: fs.inspectorImage, DiscoveryTimeout: fs.discoveryTimeout,
+			RetryBase: fs.modelRetryBase, RetryMax: fs.modelRetryMax, NamespacedEndpoints: fs.namespacedEndpoints},
+		ModelWorkers:      fs.modelWorkers,
+		AcceleratorStatus: reconcile.AcceleratorStatusOptions{Interval: fs.acceleratorStatusInterval},
 		Log:               log,
 	})
 }

@@ -1,4 +1,4 @@
-package reconcile
+package manager
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -20,32 +22,72 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
+	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
+	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/models"
 )
 
-// ManagerConfig says how to run the reconciler process.
-type ManagerConfig struct {
-	REST    *rest.Config
+// Config says how to run the reconciler process and which controllers
+// run in it.
+type Config struct {
+	REST *rest.Config
+	// Workers reconcile InferenceServices in parallel (servinggroups).
 	Workers int
 	// ProbeAddress serves /healthz, /readyz and /metrics ("" disables).
 	ProbeAddress string
-	// LeaderElect runs the controller only while holding the Lease
+	// LeaderElect runs the controllers only while holding the Lease
 	// LeaseNamespace/LeaseName, so several replicas can run.
 	LeaderElect                               bool
 	LeaseNamespace, LeaseName, Identity       string
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
-	Options                                   Options
+	// Options configure the serving groups controller (package reconcile)
+	// and the loops it still runs: ServingPolicy, gang PodGroups,
+	// AcceleratorClass discovery and the Kueue sync.
+	Options reconcile.Options
+	// Models configures the model metadata controller (reconcile/models);
+	// ModelWorkers read models in parallel (default 2). Controllers
+	// selects it.
+	Models       models.Options
+	ModelWorkers int
 	// AcceleratorStatus configures the AcceleratorClass status controller
-	// (accelerator.go), run next to the controller (and only while leading).
-	AcceleratorStatus AcceleratorStatusOptions
-	Log               *slog.Logger
+	// (reconcile/accelerator.go). Controllers selects it; its Disabled
+	// field is the older spelling of leaving it out.
+	AcceleratorStatus reconcile.AcceleratorStatusOptions
+	// Controllers names the controllers to run (Names lists them); nil
+	// runs every one, except accelerator-status when
+	// AcceleratorStatus.Disabled.
+	Controllers []string
+	Log         *slog.Logger
 }
 
-// RunManager serves probes and runs the controller (under leader election
-// when asked) until ctx is done.
-func RunManager(ctx context.Context, cfg ManagerConfig) error {
+// The controllers the manager runs, by the name --controllers uses.
+const (
+	ServingGroups     = "servinggroups"
+	Models            = "models"
+	AcceleratorStatus = "accelerator-status"
+)
+
+// Names are the controllers the manager knows, in the order it starts
+// them.
+var Names = []string{ServingGroups, Models, AcceleratorStatus}
+
+// controller is one loop the manager runs.
+type controller struct {
+	name   string
+	run    func(ctx context.Context) error
+	synced func() bool
+}
+
+// RunManager serves probes and runs the selected controllers (under
+// leader election when asked) until ctx is done or one of them fails.
+func RunManager(ctx context.Context, cfg Config) error {
 	log := cfg.Log
 	if log == nil {
 		log = slog.Default()
+	}
+	enabled, err := selected(cfg)
+	if err != nil {
+		return err
 	}
 	kube, err := kubernetes.NewForConfig(cfg.REST)
 	if err != nil {
@@ -58,15 +100,73 @@ func RunManager(ctx context.Context, cfg ManagerConfig) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts := cfg.Options
-	opts.Log, opts.Metrics = log, NewMetrics(reg)
-	if opts.Dynamic == nil {
+	if opts.Dynamic == nil && enabled[ServingGroups] {
 		if opts.Dynamic, err = dynamic.NewForConfig(cfg.REST); err != nil {
 			return fmt.Errorf("dynamic client: %w", err)
 		}
 	}
-	ctrl := New(kube, berth, opts)
-	run := func(ctx context.Context) error { return ctrl.Run(ctx, cfg.Workers) }
-	if !cfg.AcceleratorStatus.Disabled {
+	ctrls := build(kube, berth, reg, cfg, opts, enabled, log)
+	ready := func() bool {
+		for _, c := range ctrls {
+			if !c.synced() {
+				return false
+			}
+		}
+		return true
+	}
+	return lead(ctx, cfg, kube, ctrls, ready, reg, log)
+}
+
+// selected is the set of controllers cfg asks for.
+func selected(cfg Config) (map[string]bool, error) {
+	enabled := map[string]bool{}
+	if cfg.Controllers == nil {
+		for _, n := range Names {
+			enabled[n] = true
+		}
+		enabled[AcceleratorStatus] = !cfg.AcceleratorStatus.Disabled
+		return enabled, nil
+	}
+	for _, n := range cfg.Controllers {
+		if !slices.Contains(Names, n) {
+			return nil, fmt.Errorf("unknown controller %q (known: %s)", n, strings.Join(Names, ", "))
+		}
+		enabled[n] = true
+	}
+	if len(enabled) == 0 {
+		return nil, errors.New("no controller selected")
+	}
+	return enabled, nil
+}
+
+// build makes the enabled controllers, sharing one informer factory of
+// berth's objects (each controller's Run starts the informers it asked
+// for) and one metrics registry.
+func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus.Registry, cfg Config, opts reconcile.Options,
+	enabled map[string]bool, log *slog.Logger) []controller {
+	if opts.Resync == 0 {
+		opts.Resync = 10 * time.Minute
+	}
+	shared := berthinformers.NewSharedInformerFactory(berth, opts.Resync)
+	opts.Log, opts.Metrics, opts.BerthInformers = log, reconcile.NewMetrics(reg), shared
+	var out []controller
+	if enabled[ServingGroups] {
+		ctrl := reconcile.New(kube, berth, opts)
+		out = append(out, controller{ServingGroups, func(ctx context.Context) error { return ctrl.Run(ctx, cfg.Workers) }, ctrl.Synced})
+	}
+	if enabled[Models] {
+		mo := cfg.Models
+		if mo.Log == nil {
+			mo.Log = log
+		}
+		if mo.Resync == 0 {
+			mo.Resync = opts.Resync
+		}
+		mo.Metrics, mo.Writes = models.NewMetrics(reg), opts.Metrics.CountWrite
+		mc := models.New(kube, berth, shared, mo)
+		out = append(out, controller{Models, func(ctx context.Context) error { return mc.Run(ctx, cfg.ModelWorkers) }, mc.Synced})
+	}
+	if enabled[AcceleratorStatus] {
 		ao := cfg.AcceleratorStatus
 		if ao.Log == nil {
 			ao.Log = log
@@ -74,29 +174,57 @@ func RunManager(ctx context.Context, cfg ManagerConfig) error {
 		if ao.Resync == 0 {
 			ao.Resync = opts.Resync
 		}
-		acc := NewAcceleratorStatusController(kube, berth, ao)
+		acc := reconcile.NewAcceleratorStatusController(kube, berth, ao)
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "berth_acceleratorclass_status_writes_total",
 			Help: "AcceleratorClass status writes (at most one per class per --accelerator-status-interval)"},
 			func() float64 { return float64(acc.Writes()) }))
-		run = func(ctx context.Context) error {
-			go func() {
-				if err := acc.Run(ctx); err != nil && ctx.Err() == nil {
-					log.Error("accelerator status controller stopped", "err", err)
-				}
-			}()
-			return ctrl.Run(ctx, cfg.Workers)
+		out = append(out, controller{AcceleratorStatus, acc.Run, func() bool { return true }})
+	}
+	return out
+}
+
+// runAll runs every controller until ctx is done; the first that fails
+// stops the others, and its error is returned.
+func runAll(ctx context.Context, ctrls []controller, log *slog.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(ctrls))
+	for _, c := range ctrls {
+		go func() {
+			err := c.run(ctx)
+			if err != nil && ctx.Err() == nil {
+				log.Error("controller stopped", "controller", c.name, "err", err)
+				err = fmt.Errorf("controller %s: %w", c.name, err)
+			} else {
+				err = nil
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range ctrls {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			cancel()
 		}
 	}
+	return first
+}
 
+// lead serves probes and runs the controllers, under leader election when
+// asked: ready when the caches synced, or standing by as a non-leader.
+func lead(ctx context.Context, cfg Config, kube kubernetes.Interface, ctrls []controller, synced func() bool,
+	reg *prometheus.Registry, log *slog.Logger) error {
 	var leading atomic.Bool
 	ready := func() bool {
-		return !cfg.LeaderElect && ctrl.Synced() || cfg.LeaderElect && (!leading.Load() || ctrl.Synced())
+		return !cfg.LeaderElect && synced() || cfg.LeaderElect && (!leading.Load() || synced())
 	}
 	if cfg.ProbeAddress != "" {
 		if err := serveProbes(ctx, cfg.ProbeAddress, reg, ready, log); err != nil {
 			return err
 		}
 	}
+	run := func(ctx context.Context) error { return runAll(ctx, ctrls, log) }
 	if !cfg.LeaderElect {
 		return run(ctx)
 	}

@@ -1,11 +1,13 @@
-package reconcile
+package models
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,15 +16,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 
+	"github.com/berthdev/berth/api/client/clientset/versioned"
+	berthscheme "github.com/berthdev/berth/api/client/clientset/versioned/scheme"
+	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
+	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/reconcile/plan"
 )
 
-// ModelOptions configure the model metadata controller. Zero values are
-// the defaults.
-type ModelOptions struct {
+// Options configure the model metadata controller. Zero values are the
+// defaults.
+type Options struct {
 	// HFEndpoint is the Hugging Face Hub (or mirror) hf:// models are read
 	// from (default https://huggingface.co); storage.parameters.endpoint
 	// overrides it per model.
@@ -43,18 +55,28 @@ type ModelOptions struct {
 	// HTTPClient reads hf:// and s3:// (default: a client with a 30s
 	// timeout per request).
 	HTTPClient *http.Client
-	// Workers discover models in parallel (default 2).
-	Workers int
 	// NamespacedEndpoints are the base URLs a BaseModel's
 	// storage.parameters.endpoint may name (a ClusterBaseModel's may name
 	// any); another is MetadataResolved=False reason EndpointNotAllowed.
 	NamespacedEndpoints []string
+
+	// Resync re-lists models this often when New makes its own informer
+	// factory (default 10m).
+	Resync time.Duration
+	Log    *slog.Logger
+	// Metrics: the discovery counters (default: on a registry of their own).
+	Metrics *Metrics
+	// Writes counts one API write by verb and resource (the manager wires
+	// the reconciler's berth_reconciler_api_writes_total); nil counts none.
+	Writes func(verb, resource string)
+	// Now is the clock (tests).
+	Now func() time.Time
 }
 
 // DefaultHFEndpoint is the Hugging Face Hub.
 const DefaultHFEndpoint = "https://huggingface.co"
 
-func (o ModelOptions) withDefaults() ModelOptions {
+func (o Options) withDefaults() Options {
 	if o.HFEndpoint == "" {
 		o.HFEndpoint = DefaultHFEndpoint
 	}
@@ -70,13 +92,105 @@ func (o ModelOptions) withDefaults() ModelOptions {
 	if o.RetryMax == 0 {
 		o.RetryMax = 10 * time.Minute
 	}
-	if o.Workers < 1 {
-		o.Workers = 2
-	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
+	if o.Resync == 0 {
+		o.Resync = 10 * time.Minute
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(nil)
+	}
+	if o.Writes == nil {
+		o.Writes = func(string, string) {}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return o
+}
+
+// Controller is the model metadata controller: it writes the status of
+// BaseModels and ClusterBaseModels (see the package documentation).
+type Controller struct {
+	kube  kubernetes.Interface
+	berth versioned.Interface
+	opts  Options
+	log   *slog.Logger
+	m     *Metrics
+	now   func() time.Time
+
+	informers     berthinformers.SharedInformerFactory
+	baseModels    listers.BaseModelLister
+	clusterModels listers.ClusterBaseModelLister
+	synced        []cache.InformerSynced
+	// queue holds model keys (modelKey); failed discoveries back off
+	// exponentially (RetryBase doubling up to RetryMax).
+	queue    workqueue.TypedRateLimitingInterface[string]
+	recorder record.EventRecorder
+	events   record.EventBroadcaster
+}
+
+// New wires the model informers of informers (a shared factory the
+// manager passes; nil makes one), the queue and the event recorder.
+func New(kube kubernetes.Interface, berth versioned.Interface, informers berthinformers.SharedInformerFactory, opts Options) *Controller {
+	opts = opts.withDefaults()
+	if informers == nil {
+		informers = berthinformers.NewSharedInformerFactory(berth, opts.Resync)
+	}
+	c := &Controller{kube: kube, berth: berth, opts: opts, log: opts.Log, m: opts.Metrics, now: opts.Now, informers: informers}
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](opts.RetryBase, opts.RetryMax),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "models"})
+	c.wireInformers()
+	scheme := runtime.NewScheme()
+	utilruntime.Must(kubescheme.AddToScheme(scheme))
+	utilruntime.Must(berthscheme.AddToScheme(scheme))
+	c.events = record.NewBroadcaster()
+	c.recorder = c.events.NewRecorder(scheme, corev1.EventSource{Component: "berth-reconciler"})
+	return c
+}
+
+// Run starts the informers and workers (default 2 when workers < 1) and
+// blocks until ctx is done.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	if workers < 1 {
+		workers = 2
+	}
+	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kube.CoreV1().Events("")})
+	defer c.events.Shutdown()
+	c.informers.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return fmt.Errorf("model caches did not sync: %w", ctx.Err())
+	}
+	c.log.Info("model caches synced; reading metadata", "workers", workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wait.UntilWithContext(ctx, c.worker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// Synced reports whether the model caches have synced (readiness).
+func (c *Controller) Synced() bool {
+	for _, s := range c.synced {
+		if !s() {
+			return false
+		}
+	}
+	return true
 }
 
 // Kinds of models.
@@ -167,30 +281,14 @@ func (c *Controller) getModel(kind, namespace, name string) (*model, error) {
 	return modelFromObject(obj), nil
 }
 
-// indexByModel indexes services by spec.model.name, so a model's change
-// finds the services that name it.
-const indexByModel = "spec.model.name"
-
-func serviceModelName(obj any) ([]string, error) {
-	isvc, ok := obj.(*v1beta1.InferenceService)
-	if !ok || isvc.Spec.Model == nil || isvc.Spec.Model.Name == "" {
-		return nil, nil
-	}
-	return []string{isvc.Spec.Model.Name}, nil
-}
-
-// wireModelInformers watches BaseModels and ClusterBaseModels. A model is
-// queued for the model controller when it is added, deleted, its spec
-// (generation) or metadata changes, or on a resync, not when only its
-// status changed (that is our own write, and retries keep their backoff).
-// Any change queues the services that name it: the model's effective spec
-// is an input of their revision and of the nudge.
-func (c *Controller) wireModelInformers() {
-	om := c.berthInformers.Ome().V1beta1()
+// wireInformers watches BaseModels and ClusterBaseModels. A model is
+// queued when it is added, deleted, its spec (generation) or metadata
+// changes, or on a resync, not when only its status changed (that is our
+// own write, and retries keep their backoff).
+func (c *Controller) wireInformers() {
+	om := c.informers.Ome().V1beta1()
 	bms, cbms := om.BaseModels(), om.ClusterBaseModels()
 	c.baseModels, c.clusterModels = bms.Lister(), cbms.Lister()
-	utilruntime.Must(om.InferenceServices().Informer().AddIndexers(cache.Indexers{indexByModel: serviceModelName}))
-	c.serviceIndex = om.InferenceServices().Informer().GetIndexer()
 	handler := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { c.modelChanged(nil, o) },
 		UpdateFunc: c.modelChanged,
@@ -208,63 +306,42 @@ func (c *Controller) modelChanged(old, cur any) {
 	if m == nil {
 		return
 	}
-	om, _ := metaOf(old)
-	nm, _ := metaOf(cur)
+	om, _ := old.(metav1.Object)
+	nm, _ := cur.(metav1.Object)
 	switch {
 	case om == nil || nm == nil || om.GetResourceVersion() == nm.GetResourceVersion():
-		c.modelQueue.Add(m.key()) // added, deleted or a resync
-		c.enqueueServicesOf(m)
-		return
+		c.queue.Add(m.key()) // added, deleted or a resync
 	case om.GetGeneration() != nm.GetGeneration() ||
 		!maps.Equal(om.GetLabels(), nm.GetLabels()) || !maps.Equal(om.GetAnnotations(), nm.GetAnnotations()):
-		c.modelQueue.Add(m.key())
-	}
-	c.enqueueServicesOf(m)
-}
-
-// enqueueServicesOf queues the services that name the model: for a
-// BaseModel those of its namespace, for a ClusterBaseModel all (a service
-// without spec.model.kind whose namespace holds a BaseModel of that name
-// resolves to the BaseModel; queueing it too is harmless).
-func (c *Controller) enqueueServicesOf(m *model) {
-	objs, err := c.serviceIndex.ByIndex(indexByModel, m.name)
-	if err != nil {
-		return
-	}
-	for _, o := range objs {
-		isvc, ok := o.(*v1beta1.InferenceService)
-		if !ok || m.kind == KindBaseModel && isvc.Namespace != m.namespace {
-			continue
-		}
-		c.queue.Add(isvc.Namespace + "/" + isvc.Name)
+		c.queue.Add(m.key())
 	}
 }
 
-// modelWorker runs the model controller's queue.
-func (c *Controller) modelWorker(ctx context.Context) {
-	for c.processNextModel(ctx) {
+// worker runs the queue.
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNext(ctx) {
 	}
 }
 
-func (c *Controller) processNextModel(ctx context.Context) bool {
-	key, quit := c.modelQueue.Get()
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
 	if quit {
 		return false
 	}
-	defer c.modelQueue.Done(key)
+	defer c.queue.Done(key)
 	res, err := c.syncModel(ctx, key)
 	switch {
 	case err != nil:
 		c.log.Error("model sync failed; retrying with backoff", "model", key, "err", err)
-		c.modelQueue.AddRateLimited(key)
+		c.queue.AddRateLimited(key)
 	case res.failed:
 		c.log.Info("model metadata not resolved; retrying with backoff", "model", key, "reason", res.reason,
-			"retry", c.modelQueue.NumRequeues(key)+1)
-		c.modelQueue.AddRateLimited(key)
+			"retry", c.queue.NumRequeues(key)+1)
+		c.queue.AddRateLimited(key)
 	case res.requeue > 0:
-		c.modelQueue.AddAfter(key, res.requeue)
+		c.queue.AddAfter(key, res.requeue)
 	default:
-		c.modelQueue.Forget(key)
+		c.queue.Forget(key)
 	}
 	return true
 }
@@ -291,7 +368,7 @@ func (c *Controller) syncModel(ctx context.Context, key string) (modelResult, er
 		return modelResult{}, err
 	}
 	facts := plan.ModelFacts{Generation: m.generation, Spec: m.spec, Status: m.status,
-		InspectPVC: c.mopts.InspectorImage != "", Now: c.now()}
+		InspectPVC: c.opts.InspectorImage != "", Now: c.now()}
 	p := plan.PlanModel(facts)
 	var out plan.ModelOutcome
 	switch p.Action {
@@ -357,7 +434,7 @@ func (c *Controller) writeModelStatus(ctx context.Context, m *model, want v1beta
 		return nil
 	}
 	c.modelEvent(m, want)
-	c.m.write("update", strings.ToLower(m.kind)+"s/status")
+	c.opts.Writes("update", strings.ToLower(m.kind)+"s/status")
 	var err error
 	if m.kind == KindBaseModel {
 		o := m.base.DeepCopy()

@@ -1,4 +1,4 @@
-package reconcile
+package models
 
 import (
 	"context"
@@ -29,10 +29,9 @@ import (
 	"github.com/berthdev/berth/reconcile/plan"
 )
 
-// These tests drive the model controller (syncModel) and the service side
-// of the wait (nudge, ModelMetadataPending) against client-go fakes and
-// internal/hubtest, a local Hub serving real models' config.json and
-// safetensors headers.
+// These tests drive the model controller's steps (syncModel, processNext)
+// against client-go fakes and internal/hubtest, a local Hub serving real
+// models' config.json and safetensors headers.
 
 type modelFixture struct {
 	t     *testing.T
@@ -42,15 +41,15 @@ type modelFixture struct {
 	ctx   context.Context
 }
 
-func newModelFixture(t *testing.T, opts ModelOptions, kubeObjs []runtime.Object, berthObjs ...runtime.Object) *modelFixture {
+func newModelFixture(t *testing.T, opts Options, kubeObjs []runtime.Object, berthObjs ...runtime.Object) *modelFixture {
 	t.Helper()
 	bc := berthfake.NewSimpleClientset(berthObjs...)
 	kc := kubefake.NewSimpleClientset(kubeObjs...)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	c := New(kc, bc, Options{Now: time.Now, Models: opts})
-	c.kubeInformers.Start(ctx.Done())
-	c.berthInformers.Start(ctx.Done())
+	opts.Now = time.Now
+	c := New(kc, bc, nil, opts)
+	c.informers.Start(ctx.Done())
 	for !c.Synced() {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -139,7 +138,7 @@ func TestModelDeclaredReadsNothing(t *testing.T) {
 	m.Spec.ModelFormat = v1beta1.ModelFormat{Name: "safetensors"}
 	m.Spec.ModelArchitecture, m.Spec.ModelParameterSize = ptr("LlamaForCausalLM"), ptr("8B")
 	m.Spec.Storage.Key = ptr("hf-token")
-	f := newModelFixture(t, ModelOptions{HFEndpoint: "http://127.0.0.1:1"}, nil, m)
+	f := newModelFixture(t, Options{HFEndpoint: "http://127.0.0.1:1"}, nil, m)
 
 	res := f.sync(KindClusterBaseModel, "", "declared")
 	assert.False(t, res.failed)
@@ -229,7 +228,7 @@ func TestModelDiscoveredFromHub(t *testing.T) {
 			if endpoint == "" {
 				endpoint = hub.URL
 			}
-			f := newModelFixture(t, ModelOptions{HFEndpoint: endpoint, CredentialsNamespace: "berth-system", DiscoveryTimeout: 20 * time.Second}, kube, m)
+			f := newModelFixture(t, Options{HFEndpoint: endpoint, CredentialsNamespace: "berth-system", DiscoveryTimeout: 20 * time.Second}, kube, m)
 			res := f.sync(KindClusterBaseModel, "", "m")
 			assert.Equal(t, tt.failed, res.failed)
 			got := f.clusterModel("m").Status
@@ -273,23 +272,23 @@ func TestModelDiscoveredFromHub(t *testing.T) {
 func TestModelFailureRetriedWithoutWrites(t *testing.T) {
 	hub := hubtest.NewServer()
 	t.Cleanup(hub.Close)
-	f := newModelFixture(t, ModelOptions{HFEndpoint: hub.URL, RetryBase: time.Hour, RetryMax: time.Hour}, nil, clusterModel("llama", "hf://"+hubtest.LlamaID))
+	f := newModelFixture(t, Options{HFEndpoint: hub.URL, RetryBase: time.Hour, RetryMax: time.Hour}, nil, clusterModel("llama", "hf://"+hubtest.LlamaID))
 	require.True(t, f.sync(KindClusterBaseModel, "", "llama").failed)
 	writes := f.statusWrites()
 	require.True(t, f.sync(KindClusterBaseModel, "", "llama").failed)
 	assert.Equal(t, writes, f.statusWrites())
 
-	// processNextModel backs off between attempts rather than retrying at
+	// processNext backs off between attempts rather than retrying at
 	// once.
 	key := modelKey(KindClusterBaseModel, "", "llama")
-	for f.c.modelQueue.Len() > 0 { // the informer's add
-		k, _ := f.c.modelQueue.Get()
-		f.c.modelQueue.Done(k)
+	for f.c.queue.Len() > 0 { // the informer's add
+		k, _ := f.c.queue.Get()
+		f.c.queue.Done(k)
 	}
-	f.c.modelQueue.Add(key)
-	require.True(t, f.c.processNextModel(f.ctx))
-	assert.Zero(t, f.c.modelQueue.Len(), "a failed model waits for its backoff")
-	assert.Equal(t, 1, f.c.modelQueue.NumRequeues(key))
+	f.c.queue.Add(key)
+	require.True(t, f.c.processNext(f.ctx))
+	assert.Zero(t, f.c.queue.Len(), "a failed model waits for its backoff")
+	assert.Equal(t, 1, f.c.queue.NumRequeues(key))
 }
 
 // A BaseModel's Secret is read in its own namespace.
@@ -298,7 +297,7 @@ func TestBaseModelSecretInItsNamespace(t *testing.T) {
 	t.Cleanup(hub.Close)
 	m := &v1beta1.BaseModel{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team", Generation: 1},
 		Spec: v1beta1.BaseModelSpec{Storage: &v1beta1.StorageSpec{StorageURI: ptr("hf://" + hubtest.LlamaID), Key: ptr("hf")}}}
-	f := newModelFixture(t, ModelOptions{HFEndpoint: hub.URL, CredentialsNamespace: "berth-system"},
+	f := newModelFixture(t, Options{HFEndpoint: hub.URL, CredentialsNamespace: "berth-system"},
 		[]runtime.Object{tokenSecret("team", "hf", map[string]string{"token": hubtest.Token}),
 			tokenSecret("berth-system", "hf", map[string]string{"token": "wrong"})}, m)
 	assert.False(t, f.sync(KindBaseModel, "team", "llama").failed)
@@ -351,7 +350,7 @@ func TestInspectorJob(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := &v1beta1.BaseModel{ObjectMeta: metav1.ObjectMeta{Name: "qwen", Namespace: "team", UID: "uid-qwen", Generation: 2},
 				Spec: v1beta1.BaseModelSpec{Storage: &v1beta1.StorageSpec{StorageURI: ptr("pvc://models/qwen/7b")}}}
-			f := newModelFixture(t, ModelOptions{InspectorImage: "ghcr.io/berthdev/berth:test", DiscoveryTimeout: time.Minute}, nil, m)
+			f := newModelFixture(t, Options{InspectorImage: "ghcr.io/berthdev/berth:test", DiscoveryTimeout: time.Minute}, nil, m)
 			res := f.sync(KindBaseModel, "team", "qwen")
 			assert.False(t, res.failed)
 			assert.Positive(t, res.requeue, "a running Job is looked at again")
@@ -460,7 +459,7 @@ func TestS3ModelParametersAndCredentials(t *testing.T) {
 			mu.Unlock()
 			m := clusterModel("s3", "s3://models/llama")
 			m.Spec.Storage.Key, m.Spec.Storage.Parameters = ptr("s3"), tt.params
-			f := newModelFixture(t, ModelOptions{}, []runtime.Object{tt.secret}, m)
+			f := newModelFixture(t, Options{}, []runtime.Object{tt.secret}, m)
 			assert.True(t, f.sync(KindClusterBaseModel, "", "s3").failed)
 			c := modelCondition(f.clusterModel("s3").Status, v1beta1.ConditionMetadataResolved)
 			assert.Equal(t, tt.reason, c.Reason, c.Message)
@@ -494,3 +493,5 @@ func TestInspectNamespace(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,4 +1,4 @@
-package reconcile
+package models
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func (c *Controller) inspect(ctx context.Context, m *model, loc v1beta1.StorageL
 	job, err := jobs.Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		c.m.write("create", "jobs")
+		c.opts.Writes("create", "jobs")
 		_, err = jobs.Create(ctx, c.inspectJob(m, loc, ns, name), metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
@@ -92,7 +92,7 @@ func (c *Controller) inspect(ctx context.Context, m *model, loc v1beta1.StorageL
 	}
 	out := c.inspectResult(ctx, m, ns, name, failed)
 	bg := metav1.DeletePropagationBackground
-	c.m.write("delete", "jobs")
+	c.opts.Writes("delete", "jobs")
 	if err := jobs.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
 		c.log.Info("could not delete a finished inspector Job; its TTL will", "job", ns+"/"+name, "err", err)
 	}
@@ -173,7 +173,7 @@ func terminationMessage(pods []corev1.Pod) (msg, why string) {
 func (c *Controller) inspectJob(m *model, loc v1beta1.StorageLocation, ns, name string) *batchv1.Job {
 	never, no, yes := int32(0), false, true
 	user := int64(65532)
-	deadline := int64(c.mopts.DiscoveryTimeout / time.Second)
+	deadline := int64(c.opts.DiscoveryTimeout / time.Second)
 	if deadline < 1 {
 		deadline = 1
 	}
@@ -194,7 +194,7 @@ func (c *Controller) inspectJob(m *model, loc v1beta1.StorageLocation, ns, name 
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 					Containers: []corev1.Container{{
 						Name:                     "inspect",
-						Image:                    c.mopts.InspectorImage,
+						Image:                    c.opts.InspectorImage,
 						Args:                     modelmeta.InspectJobArgs(storageURIOf(m.spec), InspectMountPath, InspectTerminationPath),
 						TerminationMessagePath:   InspectTerminationPath,
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,

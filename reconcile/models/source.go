@@ -1,4 +1,4 @@
-package reconcile
+package models
 
 import (
 	"context"
@@ -40,7 +40,7 @@ const (
 // discover reads the model's files through its Source, within
 // DiscoveryTimeout, and converts what they say.
 func (c *Controller) discover(ctx context.Context, m *model, loc v1beta1.StorageLocation) plan.ModelOutcome {
-	ctx, cancel := context.WithTimeout(ctx, c.mopts.DiscoveryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.DiscoveryTimeout)
 	defer cancel()
 	src, fail := c.source(ctx, m, loc)
 	if fail != nil {
@@ -65,7 +65,7 @@ func failure(reason string, err error) plan.ModelOutcome {
 func (c *Controller) source(ctx context.Context, m *model, loc v1beta1.StorageLocation) (modelmeta.Source, *plan.ModelOutcome) {
 	st := m.spec.Storage
 	uri := *st.StorageURI
-	if fail := endpointRefused(m, st.Parameters[ParamEndpoint], c.mopts.NamespacedEndpoints); fail != nil {
+	if fail := endpointRefused(m, st.Parameters[ParamEndpoint], c.opts.NamespacedEndpoints); fail != nil {
 		return nil, fail // before the Secret is read: its token would go there
 	}
 	data, fail := c.credentials(ctx, m)
@@ -76,7 +76,7 @@ func (c *Controller) source(ctx context.Context, m *model, loc v1beta1.StorageLo
 	var err error
 	switch loc.Scheme {
 	case v1beta1.SchemeHF:
-		o := modelmeta.HFOptions{Endpoint: c.mopts.HFEndpoint, Client: c.mopts.HTTPClient}
+		o := modelmeta.HFOptions{Endpoint: c.opts.HFEndpoint, Client: c.opts.HTTPClient}
 		if e := st.Parameters[ParamEndpoint]; e != "" {
 			o.Endpoint = e
 		}
@@ -87,7 +87,7 @@ func (c *Controller) source(ctx context.Context, m *model, loc v1beta1.StorageLo
 		}
 		src, err = modelmeta.NewHF(uri, o)
 	case v1beta1.SchemeS3:
-		o := modelmeta.S3Options{Endpoint: st.Parameters[ParamEndpoint], Region: st.Parameters[ParamRegion], Client: c.mopts.HTTPClient}
+		o := modelmeta.S3Options{Endpoint: st.Parameters[ParamEndpoint], Region: st.Parameters[ParamRegion], Client: c.opts.HTTPClient}
 		if v := st.Parameters[ParamPathStyle]; v != "" {
 			if o.PathStyle, err = strconv.ParseBool(v); err != nil {
 				return nil, &plan.ModelOutcome{Reason: plan.ReasonInvalidStorageURI, Message: fmt.Sprintf("storage.parameters.%s=%q is not true or false", ParamPathStyle, v)}
@@ -135,7 +135,7 @@ func (c *Controller) credentialsNamespace(m *model) string {
 	if m.kind == KindBaseModel {
 		return m.namespace
 	}
-	return c.mopts.CredentialsNamespace
+	return c.opts.CredentialsNamespace
 }
 
 // credentials reads the Secret named by storage.key with a direct GET

@@ -1,0 +1,69 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/berthdev/berth/reconcile"
+)
+
+func TestSelected(t *testing.T) {
+	all := map[string]bool{ServingGroups: true, Models: true, AcceleratorStatus: true}
+	got, err := selected(Config{})
+	require.NoError(t, err)
+	assert.Equal(t, all, got, "nil runs every controller")
+
+	got, err = selected(Config{AcceleratorStatus: reconcile.AcceleratorStatusOptions{Disabled: true}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{ServingGroups: true, Models: true, AcceleratorStatus: false}, got, "the older spelling still leaves it out")
+
+	got, err = selected(Config{Controllers: []string{Models}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{Models: true}, got)
+
+	_, err = selected(Config{Controllers: []string{"model"}})
+	require.Error(t, err)
+	assert.Equal(t, `unknown controller "model" (known: servinggroups, models, accelerator-status)`, err.Error())
+
+	_, err = selected(Config{Controllers: []string{}})
+	assert.EqualError(t, err, "no controller selected")
+}
+
+// The first controller that fails stops the others; its error, named,
+// is returned. Controllers ending because ctx is done are not failures.
+func TestRunAllStopsOnFirstFailure(t *testing.T) {
+	stopped := make(chan string, 2)
+	blocking := func(name string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			<-ctx.Done()
+			stopped <- name
+			return ctx.Err()
+		}
+	}
+	boom := errors.New("caches did not sync")
+	ctrls := []controller{
+		{name: "a", run: blocking("a")},
+		{name: "b", run: func(context.Context) error { return boom }},
+		{name: "c", run: blocking("c")},
+	}
+	done := make(chan error, 1)
+	go func() { done <- runAll(context.Background(), ctrls, slog.Default()) }()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, boom)
+		assert.Equal(t, "controller b: caches did not sync", err.Error())
+	case <-time.After(5 * time.Second):
+		t.Fatal("runAll did not return after a controller failed")
+	}
+	assert.ElementsMatch(t, []string{"a", "c"}, []string{<-stopped, <-stopped})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.NoError(t, runAll(ctx, []controller{{name: "a", run: blocking("a")}}, slog.Default()))
+}
