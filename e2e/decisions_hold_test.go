@@ -82,15 +82,6 @@ spec:
 // ---------------------------------------------------------------------------
 // A pin never moves without the user
 
-// pinnedAutoRuntime is a namespaced runtime of the tiny model that berth
-// auto-selects, with the given priority.
-func pinnedAutoRuntime(ns, name string, priority int32) *v1beta1.ServingRuntime {
-	rt := MakeRuntime(name).Obj()
-	rt.Spec.SupportedModelFormats[0].AutoSelect = ptr(true)
-	rt.Spec.SupportedModelFormats[0].Priority = &priority
-	return &v1beta1.ServingRuntime{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: rt.Spec}
-}
-
 // TestPinHoldsWhileRuntimeDeleted: a service pinned to the auto-selected
 // runtime "first" keeps its pin when "first" is deleted and the service is
 // then updated in a way that does not touch what the decision depends on
@@ -103,8 +94,8 @@ func pinnedAutoRuntime(ns, name string, priority int32) *v1beta1.ServingRuntime 
 func TestPinHoldsWhileRuntimeDeleted(t *testing.T) {
 	t.Parallel()
 	ns := lifecycleNamespace(t, "e2e-pinholds")
-	createServingRuntime(t, pinnedAutoRuntime(ns, "first", 20))
-	createServingRuntime(t, pinnedAutoRuntime(ns, "second", 10))
+	createServingRuntime(t, autoRuntime(ns, "first", e2eImage, 20))
+	createServingRuntime(t, autoRuntime(ns, "second", e2eImage, 10))
 	first := "ServingRuntime/first"
 	admittedDryRun(t, MakeService(ns, "chat").Obj(), func(s *v1beta1.InferenceService) bool {
 		return s.Annotations[v1beta1.AnnotationResolvedRuntime] == first
@@ -250,8 +241,8 @@ spec:
 func TestPinHoldsThroughServerSideReapply(t *testing.T) {
 	t.Parallel()
 	ns := lifecycleNamespace(t, "e2e-pinssa")
-	createServingRuntime(t, pinnedAutoRuntime(ns, "first", 20))
-	createServingRuntime(t, pinnedAutoRuntime(ns, "second", 10))
+	createServingRuntime(t, autoRuntime(ns, "first", e2eImage, 20))
+	createServingRuntime(t, autoRuntime(ns, "second", e2eImage, 10))
 	admittedDryRun(t, MakeService(ns, "chat").Obj(), func(s *v1beta1.InferenceService) bool {
 		return s.Annotations[v1beta1.AnnotationResolvedRuntime] == "ServingRuntime/first"
 	})

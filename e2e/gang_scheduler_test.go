@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -24,6 +23,7 @@ import (
 	"github.com/berthdev/berth/internal/devenv/gang"
 	"github.com/berthdev/berth/internal/fleet"
 	"github.com/berthdev/berth/internal/testing/e2eutil"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 )
 
 const (
@@ -54,7 +54,7 @@ func TestGangScheduler(t *testing.T) {
 		t.Parallel()
 		set := createGangNodes(t, 3)
 		ns := e2eutil.Namespace(t, env.Kube, "e2e-gang-control")
-		pods := createGangPods(t, ns, func(i int) *corev1.Pod { return MakeGangPod(ns, fmt.Sprintf("w-%d", i), set).Obj() })
+		pods := createGangPods(t, ns, func(i int) *corev1.Pod { return gangPod(ns, fmt.Sprintf("w-%d", i), set).Obj() })
 		bound := waitBound(t, ns, pods, 3, gangBind)
 		assert.Len(t, bound, 3)
 		// The fourth stays Pending, Unschedulable, while the three run.
@@ -74,7 +74,7 @@ func TestGangScheduler(t *testing.T) {
 		group := "gang-" + set
 		createCoschedulingPodGroup(t, ns, group, 4)
 		pods := createGangPods(t, ns, func(i int) *corev1.Pod {
-			return MakeGangPod(ns, fmt.Sprintf("w-%d", i), set).Scheduler(gang.SchedulerName).PodGroup(group).Obj()
+			return gangPod(ns, fmt.Sprintf("w-%d", i), set).Scheduler(gang.SchedulerName).Label(gang.PodGroupLabel, group).Obj()
 		})
 
 		// Nothing binds while only three fit; the scheduler did look at
@@ -106,48 +106,13 @@ func TestGangScheduler(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Builders
 
-// GangPodWrapper builds a pod that needs a whole 8-GPU node of one gang
-// test's node set (nodeSelector and toleration), under the default
-// scheduler unless told otherwise.
-type GangPodWrapper struct{ pod *corev1.Pod }
-
-// MakeGangPod is a pod for the gang test nodes labelled set.
-func MakeGangPod(ns, name, set string) *GangPodWrapper {
-	gpus := resource.MustParse("8")
-	return &GangPodWrapper{pod: &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: corev1.PodSpec{
-			NodeSelector: map[string]string{gangNodeLabel: set},
-			Tolerations:  []corev1.Toleration{{Key: gangNodeTaint, Operator: corev1.TolerationOpEqual, Value: set, Effect: corev1.TaintEffectNoSchedule}},
-			Containers: []corev1.Container{{
-				Name:  "worker",
-				Image: e2eImage,
-				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{"nvidia.com/gpu": gpus},
-					Limits:   corev1.ResourceList{"nvidia.com/gpu": gpus},
-				},
-			}},
-		},
-	}}
+// gangPod is a pod that needs a whole 8-GPU node of one gang test's node
+// set (nodeSelector and toleration), under the default scheduler unless
+// told otherwise.
+func gangPod(ns, name, set string) *wrappers.PodWrapper {
+	return wrappers.MakePod(ns, name).Container("worker", e2eImage).GPUs("nvidia.com/gpu", 8).NodeSelector(gangNodeLabel, set).
+		Toleration(corev1.Toleration{Key: gangNodeTaint, Operator: corev1.TolerationOpEqual, Value: set, Effect: corev1.TaintEffectNoSchedule})
 }
-
-// Scheduler sets spec.schedulerName.
-func (w *GangPodWrapper) Scheduler(name string) *GangPodWrapper {
-	w.pod.Spec.SchedulerName = name
-	return w
-}
-
-// PodGroup makes the pod a member of the Coscheduling PodGroup group.
-func (w *GangPodWrapper) PodGroup(group string) *GangPodWrapper {
-	if w.pod.Labels == nil {
-		w.pod.Labels = map[string]string{}
-	}
-	w.pod.Labels[gang.PodGroupLabel] = group
-	return w
-}
-
-// Obj returns a copy of the pod.
-func (w *GangPodWrapper) Obj() *corev1.Pod { return w.pod.DeepCopy() }
 
 // gangNode is a kwok H100 node with 8 free nvidia.com/gpu, as the fleet's
 // h100 pool makes one, in node set set: labelled and tainted so only the

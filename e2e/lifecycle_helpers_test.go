@@ -233,6 +233,15 @@ func (w *RuntimeWrapper) Obj() *v1beta1.ClusterServingRuntime {
 	return rt
 }
 
+// autoRuntime is a namespaced, auto-selectable runtime of the tiny model
+// running image, with priority.
+func autoRuntime(ns, name, image string, priority int32) *v1beta1.ServingRuntime {
+	spec := MakeRuntime(name).Image(image).Obj().Spec
+	spec.SupportedModelFormats[0].AutoSelect = ptr(true)
+	spec.SupportedModelFormats[0].Priority = ptr(priority)
+	return &v1beta1.ServingRuntime{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
+}
+
 // createRuntime creates a cluster-scoped runtime and deletes it when the
 // test ends.
 func createRuntime(t *testing.T, rt *v1beta1.ClusterServingRuntime) *v1beta1.ClusterServingRuntime {

@@ -18,15 +18,6 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
 
-// autoRuntime is a namespaced, auto-selectable runtime of the tiny model
-// running image, with priority.
-func autoRuntime(ns, name, image string, priority int32) *v1beta1.ServingRuntime {
-	spec := MakeRuntime(name).Image(image).Obj().Spec
-	spec.SupportedModelFormats[0].AutoSelect = ptr(true)
-	spec.SupportedModelFormats[0].Priority = ptr(priority)
-	return &v1beta1.ServingRuntime{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
-}
-
 // Two auto-selectable runtimes in a namespace: "fast" (priority 10) runs
 // an image from docker.io/evil, "plain" (priority 5) one from
 // registry.berth.dev. Under a Deny policy allowing only registry.berth.dev,
