@@ -19,6 +19,7 @@ import (
 
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 	"github.com/berthdev/berth/selection"
 )
 
@@ -81,17 +82,8 @@ func (w *world) addNode(name string, labels map[string]string, gpus map[corev1.R
 }
 
 func mistralModel() *v1beta1.BaseModel {
-	ver, fw := "1.0.0", "4.36.2"
-	arch, size := "MistralForCausalLM", "7B"
-	return &v1beta1.BaseModel{
-		ObjectMeta: metav1.ObjectMeta{Name: "mistral-7b-instruct", Namespace: "mistral-7b-instruct"},
-		Spec: v1beta1.BaseModelSpec{
-			ModelFormat:        v1beta1.ModelFormat{Name: "safetensors", Version: &ver},
-			ModelFramework:     &v1beta1.ModelFrameworkSpec{Name: "transformers", Version: &fw},
-			ModelArchitecture:  &arch,
-			ModelParameterSize: &size,
-		},
-	}
+	return wrappers.MakeBaseModel("mistral-7b-instruct", "mistral-7b-instruct").Format("safetensors", "1.0.0").
+		Framework("transformers", "4.36.2").Architecture("MistralForCausalLM").Size("7B").Obj()
 }
 
 // request wraps an object in an AdmissionRequest.

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 )
 
 func TestRuntimePriorityConflictNamesBothRuntimes(t *testing.T) {
@@ -90,9 +91,8 @@ func TestRuntimeBadTemplateIsDenied(t *testing.T) {
 // the handlers deny with one cause per field error, and the deploy tests
 // read the same errors as lines.
 func TestClassAndProfileDenialsCarryCauses(t *testing.T) {
-	ac := &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: "gte"}, Spec: v1beta1.AcceleratorClassSpec{
-		Discovery: v1beta1.AcceleratorDiscovery{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
-			{Key: "nvidia.com/gpu.memory", Operator: "Gte", Values: []string{"24Gi"}}}}}}}}
+	ac := wrappers.MakeAcceleratorClass("gte").NodeSelectorTerms(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+		{Key: "nvidia.com/gpu.memory", Operator: "Gte", Values: []string{"24Gi"}}}}).Obj()
 	resp := ValidateAcceleratorClass(ctx, request(t, admissionv1.Create, "AcceleratorClass", ac, nil, "", ac.Name))
 	require.False(t, resp.Allowed)
 	want := []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.discovery.nodeSelectorTerms[0].matchExpressions[0].operator",
