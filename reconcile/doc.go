@@ -278,6 +278,15 @@
 // group has no pod left or gang scheduling is off. Pods made before gang
 // scheduling was on are not members and are never counted.
 //
+// PodGroups are built and read as their projects' Go types —
+// volcano.sh/apis v1.14.0 (scheduling/v1beta1; the first release with
+// subGroupPolicy) and sigs.k8s.io/scheduler-plugins v0.32.7
+// (apis/scheduling/v1alpha1) — converted to and from unstructured objects
+// for the dynamic client (runtime.DefaultUnstructuredConverter). An update
+// starts from the PodGroup read and sets only the fields above, so fields
+// of a person or the scheduler (priorityClassName, status) are kept; a
+// field unknown to those types (a newer release's) would be dropped.
+//
 // The two CRDs are watched by name (a dynamic informer each, RBAC by
 // resourceNames); the informer on a kind's PodGroups starts when its CRD
 // appears. Without the CRD nothing is created or marked and the service

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
+	cosched "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	volcano "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
@@ -84,9 +86,9 @@ type gangs struct {
 func newGangs(dyn dynamic.Interface, resync time.Duration) *gangs {
 	g := &gangs{dyn: dyn, backends: []*gangBackend{
 		{scheduler: v1beta1.GangSchedulerVolcano, kind: "PodGroup", crd: "podgroups.scheduling.volcano.sh",
-			gvr: schema.GroupVersionResource{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"}},
+			gvr: volcano.SchemeGroupVersion.WithResource("podgroups")},
 		{scheduler: v1beta1.GangSchedulerCoscheduling, kind: "PodGroup", crd: "podgroups.scheduling.x-k8s.io",
-			gvr: schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}},
+			gvr: cosched.SchemeGroupVersion.WithResource("podgroups")},
 	}}
 	g.pgs = dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, resync, metav1.NamespaceAll, managedSelector)
 	return g

@@ -4,29 +4,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	kptr "k8s.io/utils/ptr"
+	cosched "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	volcano "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/reconcile/plan"
 )
 
-// pgObserved is a PodGroup as the informer has it, read into plan terms.
+// pgObserved is a PodGroup as the informer has it, read through its
+// backend's Go types (volcano.sh/apis, scheduler-plugins' apis) into plan
+// terms.
 type pgObserved struct {
 	name, uid string
 	backend   *gangBackend
 	obj       *unstructured.Unstructured
 	want      pgWant // what it asks now (gang, queue)
+	phase     string // status.phase, as the scheduler wrote it
+	// unschedulable is a Volcano PodGroup's first Unschedulable=True
+	// condition (a Coscheduling PodGroup has none).
+	unschedulable *volcano.PodGroupCondition
 }
 
 // pgWrite is one create or update of a PodGroup.
@@ -51,50 +60,56 @@ func getPodGroup(lister cache.GenericLister, isvc *v1beta1.InferenceService, nam
 }
 
 // observedPodGroup reads a PodGroup the service controls (false for one
-// it does not: it is never touched).
+// it does not: it is never touched). Its API group says its backend; one
+// that does not read as its backend's type asks for nothing (berth
+// rewrites the fields it owns).
 func observedPodGroup(o runtime.Object, isvc *v1beta1.InferenceService) (*pgObserved, bool) {
 	u, ok := o.(*unstructured.Unstructured)
 	if !ok || !metav1.IsControlledBy(u, isvc) {
 		return nil, false
 	}
 	pg := &pgObserved{name: u.GetName(), uid: string(u.GetUID()), obj: u}
-	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
-	pg.want.gang.MinMember = int32(asInt(spec["minMember"]))
-	pg.want.queue, _ = spec["queue"].(string)
-	if tm, ok := spec["minTaskMember"].(map[string]any); ok {
-		pg.want.gang.MinTaskMember = map[string]int32{}
-		for k, v := range tm {
-			pg.want.gang.MinTaskMember[k] = int32(asInt(v))
-		}
-	}
-	if mr, ok := spec["minResources"].(map[string]any); ok {
-		pg.want.gang.MinResources = corev1.ResourceList{}
-		for k, v := range mr {
-			if s, ok := v.(string); ok {
-				if q, err := resource.ParseQuantity(s); err == nil {
-					pg.want.gang.MinResources[corev1.ResourceName(k)] = q
-				}
-			}
-		}
-	}
-	sgs, _ := spec["subGroupPolicy"].([]any)
-	for _, s := range sgs {
-		m, _ := s.(map[string]any)
-		name, _ := m["name"].(string)
-		pg.want.gang.SubGroups = append(pg.want.gang.SubGroups, plan.SubGroup{Name: name,
-			SubGroupSize: int32(asInt(m["subGroupSize"])), MinSubGroups: int32(asInt(m["minSubGroups"]))})
+	switch u.GroupVersionKind().GroupVersion() {
+	case volcano.SchemeGroupVersion:
+		pg.readVolcano(u)
+	case cosched.SchemeGroupVersion:
+		pg.readCoscheduling(u)
 	}
 	return pg, true
 }
 
-func asInt(v any) int64 {
-	switch n := v.(type) {
-	case int64:
-		return n
-	case float64:
-		return int64(n)
+func (pg *pgObserved) readVolcano(u *unstructured.Unstructured) {
+	var typed volcano.PodGroup
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &typed) != nil {
+		return
 	}
-	return 0
+	s := typed.Spec
+	pg.want.gang.MinMember, pg.want.queue = s.MinMember, s.Queue
+	pg.want.gang.MinTaskMember = maps.Clone(s.MinTaskMember)
+	if s.MinResources != nil {
+		pg.want.gang.MinResources = s.MinResources.DeepCopy()
+	}
+	for _, sg := range s.SubGroupPolicy {
+		pg.want.gang.SubGroups = append(pg.want.gang.SubGroups, plan.SubGroup{Name: sg.Name,
+			SubGroupSize: kptr.Deref(sg.SubGroupSize, 0), MinSubGroups: kptr.Deref(sg.MinSubGroups, 0)})
+	}
+	pg.phase = string(typed.Status.Phase)
+	for _, c := range typed.Status.Conditions {
+		if c.Type == volcano.PodGroupUnschedulableType && c.Status == corev1.ConditionTrue {
+			pg.unschedulable = &c
+			break
+		}
+	}
+}
+
+func (pg *pgObserved) readCoscheduling(u *unstructured.Unstructured) {
+	var typed cosched.PodGroup
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &typed) != nil {
+		return
+	}
+	pg.want.gang.MinMember = typed.Spec.MinMember
+	pg.want.gang.MinResources = typed.Spec.MinResources.DeepCopy()
+	pg.phase = string(typed.Status.Phase)
 }
 
 // order places the writes of PodGroup name around the step: a new one is
@@ -133,23 +148,29 @@ func (c *Controller) writeGangs(ctx context.Context, isvc *v1beta1.InferenceServ
 	res := c.gang.dyn.Resource(g.backend.gvr).Namespace(isvc.Namespace)
 	for _, w := range writes {
 		if w.obs == nil {
-			obj := g.newPodGroup(isvc, w.name, w.want)
-			c.m.write("create", "podgroups")
-			_, err := res.Create(ctx, obj, metav1.CreateOptions{})
+			obj, err := g.podGroup(isvc, w.name, w.want, nil)
+			if err == nil {
+				c.m.write("create", "podgroups")
+				_, err = res.Create(ctx, obj, metav1.CreateOptions{})
+			}
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				errs = append(errs, fmt.Errorf("create PodGroup %s/%s: %w", isvc.Namespace, w.name, err))
 			}
 			continue
 		}
-		obj := w.obs.obj.DeepCopy()
-		g.setSpec(isvc, obj, w.want)
-		c.m.write("update", "podgroups")
-		upd, err := res.Update(ctx, obj, metav1.UpdateOptions{})
+		obj, err := g.podGroup(isvc, w.name, w.want, w.obs.obj)
+		var upd *unstructured.Unstructured
+		if err == nil {
+			c.m.write("update", "podgroups")
+			upd, err = res.Update(ctx, obj, metav1.UpdateOptions{})
+		}
 		if apierrors.IsNotFound(err) {
 			// The cache still had it (its CRD was deleted and installed
 			// again, say): create it.
-			c.m.write("create", "podgroups")
-			upd, err = res.Create(ctx, g.newPodGroup(isvc, w.name, w.want), metav1.CreateOptions{})
+			if obj, err = g.podGroup(isvc, w.name, w.want, nil); err == nil {
+				c.m.write("create", "podgroups")
+				upd, err = res.Create(ctx, obj, metav1.CreateOptions{})
+			}
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("update PodGroup %s/%s: %w", isvc.Namespace, w.name, err))
@@ -177,83 +198,86 @@ func (c *Controller) deleteGangs(ctx context.Context, isvc *v1beta1.InferenceSer
 	return errors.Join(errs...)
 }
 
-// newPodGroup builds PodGroup name: the service's label and controller
-// owner reference, and the spec.
-func (g *gangPlan) newPodGroup(isvc *v1beta1.InferenceService, name string, want pgWant) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{}}
+// podGroup is PodGroup name as berth writes it, built as its backend's Go
+// type: base (nil for a new one: the service's label and controller owner
+// reference) with the spec fields berth owns set; the others (set by a
+// person or the scheduler) are kept.
+func (g *gangPlan) podGroup(isvc *v1beta1.InferenceService, name string, want pgWant, base *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	var typed runtime.Object
+	switch g.backend.scheduler {
+	case v1beta1.GangSchedulerVolcano:
+		pg := &volcano.PodGroup{}
+		if err := fromBase(base, pg); err != nil {
+			return nil, err
+		}
+		setVolcanoSpec(&pg.Spec, isvc, want)
+		typed = pg
+	default:
+		pg := &cosched.PodGroup{}
+		if err := fromBase(base, pg); err != nil {
+			return nil, err
+		}
+		pg.Spec.MinMember = want.gang.MinMember
+		pg.Spec.MinResources = minResources(want.gang.MinResources)
+		typed = pg
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
 	u.SetAPIVersion(g.backend.apiVersion())
 	u.SetKind(g.backend.kind)
-	u.SetName(name)
-	u.SetNamespace(isvc.Namespace)
-	u.SetLabels(map[string]string{v1beta1.LabelInferenceService: isvc.Name})
-	yes := true
-	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "InferenceService",
-		Name: isvc.Name, UID: isvc.UID, Controller: &yes, BlockOwnerDeletion: &yes}})
-	g.setSpec(isvc, u, want)
-	return u
+	if base == nil {
+		delete(u.Object, "status") // the scheduler's
+		u.SetName(name)
+		u.SetNamespace(isvc.Namespace)
+		u.SetLabels(map[string]string{v1beta1.LabelInferenceService: isvc.Name})
+		yes := true
+		u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "InferenceService",
+			Name: isvc.Name, UID: isvc.UID, Controller: &yes, BlockOwnerDeletion: &yes}})
+	}
+	return u, nil
 }
 
-// setSpec writes the spec berth owns, with the subgroups' selectors.
-func (g *gangPlan) setSpec(isvc *v1beta1.InferenceService, u *unstructured.Unstructured, want pgWant) {
-	setGangSpec(u, want, g.backend.scheduler == v1beta1.GangSchedulerVolcano)
-	if len(want.gang.SubGroups) > 0 {
-		setSubGroupSelectors(u, isvc)
+// fromBase reads an existing PodGroup into its Go type (nothing for a new
+// one).
+func fromBase(base *unstructured.Unstructured, into any) error {
+	if base == nil {
+		return nil
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(base.Object, into); err != nil {
+		return fmt.Errorf("read the PodGroup as %s: %w", base.GetAPIVersion(), err)
+	}
+	return nil
+}
+
+// setVolcanoSpec writes the fields berth owns into a Volcano PodGroup's
+// spec: minMember, minResources, queue, minTaskMember, and subGroupPolicy
+// (each role's subgroup selects the role's pods, one subgroup per serving
+// group: matchLabelKeys on the group index).
+func setVolcanoSpec(s *volcano.PodGroupSpec, isvc *v1beta1.InferenceService, want pgWant) {
+	s.MinMember, s.Queue = want.gang.MinMember, want.queue
+	res := minResources(want.gang.MinResources)
+	s.MinResources = &res
+	s.MinTaskMember = maps.Clone(want.gang.MinTaskMember)
+	s.SubGroupPolicy = nil
+	for _, sg := range want.gang.SubGroups {
+		s.SubGroupPolicy = append(s.SubGroupPolicy, volcano.SubGroupPolicySpec{Name: sg.Name,
+			SubGroupSize: kptr.To(sg.SubGroupSize), MinSubGroups: kptr.To(sg.MinSubGroups),
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+				v1beta1.LabelInferenceService: isvc.Name, v1beta1.LabelComponent: sg.Name}},
+			MatchLabelKeys: []string{v1beta1.LabelGroupIndex}})
 	}
 }
 
-// setGangSpec writes the fields berth owns into a PodGroup's spec; others
-// (set by a person or the scheduler) are kept.
-func setGangSpec(u *unstructured.Unstructured, want pgWant, volcano bool) {
-	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
-	if spec == nil {
-		spec = map[string]any{}
+// minResources is the gang's minResources, never nil: the PodGroup always
+// says it.
+func minResources(l corev1.ResourceList) corev1.ResourceList {
+	if l == nil {
+		return corev1.ResourceList{}
 	}
-	spec["minMember"] = int64(want.gang.MinMember)
-	res := map[string]any{}
-	for _, k := range slices.Sorted(mapKeys(resourceNames(want.gang.MinResources))) {
-		q := want.gang.MinResources[corev1.ResourceName(k)]
-		res[k] = q.String()
-	}
-	spec["minResources"] = res
-	if volcano {
-		spec["queue"] = want.queue
-		tm := map[string]any{}
-		for k, v := range want.gang.MinTaskMember {
-			tm[k] = int64(v)
-		}
-		spec["minTaskMember"] = tm
-		delete(spec, "subGroupPolicy")
-		if len(want.gang.SubGroups) > 0 {
-			var sgs []any
-			for _, s := range want.gang.SubGroups {
-				sgs = append(sgs, map[string]any{"name": s.Name, "subGroupSize": int64(s.SubGroupSize), "minSubGroups": int64(s.MinSubGroups)})
-			}
-			spec["subGroupPolicy"] = sgs
-		}
-	}
-	_ = unstructured.SetNestedMap(u.Object, spec, "spec")
-}
-
-// setSubGroupSelectors: each role's subgroup selects the role's pods, one
-// subgroup per serving group (matchLabelKeys on the group index).
-func setSubGroupSelectors(u *unstructured.Unstructured, isvc *v1beta1.InferenceService) {
-	sgs, _, _ := unstructured.NestedSlice(u.Object, "spec", "subGroupPolicy")
-	for i, s := range sgs {
-		m := s.(map[string]any)
-		m["labelSelector"] = map[string]any{"matchLabels": map[string]any{
-			v1beta1.LabelInferenceService: isvc.Name, v1beta1.LabelComponent: m["name"]}}
-		m["matchLabelKeys"] = []any{v1beta1.LabelGroupIndex}
-		sgs[i] = m
-	}
-	_ = unstructured.SetNestedSlice(u.Object, sgs, "spec", "subGroupPolicy")
-}
-
-func resourceNames(l corev1.ResourceList) map[string]bool {
-	out := map[string]bool{}
-	for k := range l {
-		out[string(k)] = true
-	}
-	return out
+	return l.DeepCopy()
 }
 
 // gangCondition is a GangScheduling condition at the service's generation.
@@ -271,13 +295,9 @@ func (g *gangPlan) condition(isvc *v1beta1.InferenceService, want map[string]pgW
 		if obs == nil {
 			continue
 		}
-		conds, _, _ := unstructured.NestedSlice(obs.obj.Object, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["type"] == "Unschedulable" && m["status"] == "True" {
-				return gangCondition(isvc, metav1.ConditionFalse, ReasonGangUnschedulable,
-					fmt.Sprintf("PodGroup %s/%s (minMember %d): %v: %v", isvc.Namespace, n, want[n].gang.MinMember, m["reason"], m["message"]))
-			}
+		if c := obs.unschedulable; c != nil {
+			return gangCondition(isvc, metav1.ConditionFalse, ReasonGangUnschedulable,
+				fmt.Sprintf("PodGroup %s/%s (minMember %d): %s: %s", isvc.Namespace, n, want[n].gang.MinMember, c.Reason, c.Message))
 		}
 	}
 	for _, p := range gangComponents(ps) {
@@ -304,10 +324,8 @@ func setGangCondition(st *v1beta1.InferenceServiceStatus, g *gangPlan) {
 func phases(isvc *v1beta1.InferenceService, want map[string]pgWant, lister cache.GenericLister) string {
 	var out []string
 	for _, n := range slices.Sorted(mapKeys(want)) {
-		if obs, _ := getPodGroup(lister, isvc, n); obs != nil {
-			if ph, _, _ := unstructured.NestedString(obs.obj.Object, "status", "phase"); ph != "" {
-				out = append(out, n+" phase "+ph)
-			}
+		if obs, _ := getPodGroup(lister, isvc, n); obs != nil && obs.phase != "" {
+			out = append(out, n+" phase "+obs.phase)
 		}
 	}
 	if len(out) == 0 {
