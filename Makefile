@@ -47,7 +47,7 @@ push: ## Push the images of bin/images/ to REGISTRY with TAG (docker config cred
 	go run ./hack/images push -in $(IMAGES_DIR) -registry $(REGISTRY) -tag $(TAG)
 
 .PHONY: generate
-generate: generate-deepcopy generate-crds generate-client generate-gang-crds generate-cert-manager-crds ## Regenerate deepcopy, CRDs, the clientset, the gang-scheduling and cert-manager CRDs.
+generate: generate-deepcopy generate-crds generate-client generate-gang-crds generate-kueue-crds generate-cert-manager-crds ## Regenerate deepcopy, CRDs, the clientset, the gang-scheduling, Kueue and cert-manager CRDs.
 
 .PHONY: generate-deepcopy
 generate-deepcopy:
@@ -87,6 +87,23 @@ generate-gang-crds:
 	  cp "$$tmp/scheduling.volcano.sh_podgroups.yaml" $(GANG_CRDS)/
 	chmod 644 $(GANG_CRDS)/*.yaml
 
+# Kueue's CRDs for the local control plane's Kueue (internal/devenv/kueue),
+# compiled in: the CustomResourceDefinitions of `kubectl kustomize` of
+# config/default of the sigs.k8s.io/kueue module hack/kueue-build pins
+# (KUEUE_VERSION), as Kueue installs itself (conversion webhooks naming
+# kueue-system/kueue-webhook-service), split one per file by
+# hack/kueue-build/crds.
+KUEUE_CRDS := internal/devenv/kueue/crds
+
+.PHONY: generate-kueue-crds
+generate-kueue-crds:
+	$(MAKE) --no-print-directory $(K8S_BIN)/kubectl
+	rm -rf $(KUEUE_CRDS) && mkdir -p $(KUEUE_CRDS)
+	cd hack/kueue-build && go mod download sigs.k8s.io/kueue
+	kq=$$(cd hack/kueue-build && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue); \
+	  $(K8S_BIN)/kubectl kustomize "$$kq/config/default" | (cd hack/kueue-build && go run ./crds $(CURDIR)/$(KUEUE_CRDS))
+	chmod 644 $(KUEUE_CRDS)/*.yaml
+
 # cert-manager's CRDs: the e2e suite installs them to apply the
 # cert-manager overlay to a real apiserver. Rendered from deploy/crds of the
 # github.com/cert-manager/cert-manager module go.mod pins (Helm templates in
@@ -116,9 +133,9 @@ generate-client:
 .PHONY: verify
 verify: ## Fail when generated files are stale or code is unformatted.
 	$(MAKE) generate
-	@if [ -n "$$(git status --porcelain -- api deploy/crds $(GANG_CRDS) $(CERT_MANAGER_CRDS))" ]; then \
+	@if [ -n "$$(git status --porcelain -- api deploy/crds $(GANG_CRDS) $(KUEUE_CRDS) $(CERT_MANAGER_CRDS))" ]; then \
 	  echo "generated files are stale; run 'make generate' and commit:"; \
-	  git status --porcelain -- api deploy/crds $(GANG_CRDS) $(CERT_MANAGER_CRDS); git --no-pager diff --stat -- api deploy/crds $(GANG_CRDS) $(CERT_MANAGER_CRDS); exit 1; fi
+	  git status --porcelain -- api deploy/crds $(GANG_CRDS) $(KUEUE_CRDS) $(CERT_MANAGER_CRDS); git --no-pager diff --stat -- api deploy/crds $(GANG_CRDS) $(KUEUE_CRDS) $(CERT_MANAGER_CRDS); exit 1; fi
 	$(MAKE) chart
 	@if [ -n "$$(git status --porcelain -- $(CHART_DIR))" ]; then \
 	  echo "the Helm chart is stale; run 'make chart' and commit:"; \
@@ -174,10 +191,16 @@ SCHED_PLUGINS_CMDS    := scheduler controller
 CERT_MANAGER_VERSION := v1.18.2
 CERT_MANAGER_BIN     := bin/cert-manager-$(CERT_MANAGER_VERSION)
 CERT_MANAGER_CMDS    := controller cainjector
+# Kueue: its controller manager (cmd/kueue) for the e2e tests of the Kueue
+# ResourceFlavor sync, built through hack/kueue-build (Kueue v0.17.0
+# requires k8s.io/* v0.35, which berth's own module does not take). Must
+# match internal/devenv/kueue.Version.
+KUEUE_VERSION := v0.17.0
+KUEUE_BIN     := bin/kueue-$(KUEUE_VERSION)
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps
-deps: deps-etcd deps-node $(addprefix $(K8S_BIN)/,$(K8S_CMDS)) $(KWOK_BIN)/kwok $(addprefix $(SCHED_PLUGINS_BIN)/scheduler-plugins-,$(SCHED_PLUGINS_CMDS)) $(HELM_BIN)/helm $(addprefix $(CERT_MANAGER_BIN)/cert-manager-,$(CERT_MANAGER_CMDS)) ## Install etcd, build the Kubernetes binaries, kwok, scheduler-plugins, helm and cert-manager (only what is missing).
+deps: deps-etcd deps-node $(addprefix $(K8S_BIN)/,$(K8S_CMDS)) $(KWOK_BIN)/kwok $(addprefix $(SCHED_PLUGINS_BIN)/scheduler-plugins-,$(SCHED_PLUGINS_CMDS)) $(HELM_BIN)/helm $(addprefix $(CERT_MANAGER_BIN)/cert-manager-,$(CERT_MANAGER_CMDS)) $(KUEUE_BIN)/kueue ## Install etcd, build the Kubernetes binaries, kwok, scheduler-plugins, helm, cert-manager and Kueue (only what is missing).
 
 .PHONY: deps-etcd
 deps-etcd:
@@ -218,6 +241,14 @@ $(SCHED_PLUGINS_BIN)/scheduler-plugins-%:
 $(CERT_MANAGER_BIN)/cert-manager-%:
 	@mkdir -p $(CERT_MANAGER_BIN)
 	cd hack/cert-manager-build && go build -o $(CURDIR)/$@ ./$*
+
+# The version is stamped as Kueue's own Makefile does. A cold build (empty
+# module cache for Kueue's k8s.io v0.35 graph) took 32 minutes wall, 6.8
+# CPU-minutes, on 2 cores at a load of 30-44; Go 1.26 builds it (its go.mod
+# asks for 1.25).
+$(KUEUE_BIN)/kueue:
+	@mkdir -p $(KUEUE_BIN)
+	cd hack/kueue-build && go build -ldflags "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$(KUEUE_VERSION)" -o $(CURDIR)/$@ sigs.k8s.io/kueue/cmd/kueue
 
 $(KWOK_BIN)/kwok:
 	@mkdir -p $(KWOK_BIN)
