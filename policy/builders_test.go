@@ -6,7 +6,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/berthdev/berth/api/policy/v1alpha1"
-	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/testing/wrappers"
 	"github.com/berthdev/berth/merge"
 )
@@ -118,28 +117,5 @@ func (b *roleBuilder) GPUs(r corev1.ResourceName, n int64) *roleBuilder {
 	return b
 }
 func (b *roleBuilder) Obj() merge.ComposedRole { return b.r }
-
-// MakeService is an InferenceService in namespace ns.
-type serviceBuilder struct{ s *v1beta1.InferenceService }
-
-func MakeService(ns, name string) *serviceBuilder {
-	return &serviceBuilder{s: &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}}
-}
-func (b *serviceBuilder) Labels(l map[string]string) *serviceBuilder {
-	b.s.Labels = l
-	return b
-}
-func (b *serviceBuilder) EngineRunner(r v1beta1.RunnerSpec) *serviceBuilder {
-	if b.s.Spec.Engine == nil {
-		b.s.Spec.Engine = &v1beta1.EngineSpec{}
-	}
-	b.s.Spec.Engine.Runner = &r
-	return b
-}
-func (b *serviceBuilder) Runtime(name string) *serviceBuilder {
-	b.s.Spec.Runtime = &v1beta1.ServingRuntimeRef{Name: name}
-	return b
-}
-func (b *serviceBuilder) Obj() *v1beta1.InferenceService { return b.s }
 
 func resourceQty(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/berthdev/berth/api/policy/v1alpha1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/selection"
 )
@@ -27,7 +28,7 @@ var (
 func engine8() merge.ComposedRole { return MakeRole("engine").GPUs(gpu, 8).Obj() }
 
 func TestCheckService(t *testing.T) {
-	svc := MakeService("team-a", "chat").Obj()
+	svc := wrappers.MakeInferenceService("team-a", "chat").Obj()
 	base := Service{Subject: teamA, Service: svc, RuntimeKind: "ClusterServingRuntime", RuntimeName: "srt-vllm",
 		Classes: map[string]*v1beta1.AcceleratorClass{"engine": h100}, Roles: []merge.ComposedRole{engine8()}}
 	tests := []struct {
@@ -50,7 +51,9 @@ func TestCheckService(t *testing.T) {
 			want: []Violation{{Policy: "rt", Actions: deny, Rule: RuleRuntimes,
 				Message: "ServingPolicy/rt: ClusterServingRuntime srt-vllm is not allowed in namespace team-a: denied by srt-*"}}},
 		{name: "forbidden runtime the service names", policy: MakePolicy("rt").Runtimes(allow("vllm")).Obj(),
-			edit: func(s *Service) { s.Service = MakeService("team-a", "chat").Runtime("srt-vllm").Obj() },
+			edit: func(s *Service) {
+				s.Service = wrappers.MakeInferenceService("team-a", "chat").Runtime("srt-vllm").Obj()
+			},
 			want: []Violation{{Policy: "rt", Actions: deny, Rule: RuleRuntimes, Field: field.NewPath("spec", "runtime", "name"),
 				Message: "ServingPolicy/rt: ClusterServingRuntime srt-vllm is not allowed in namespace team-a: not in vllm"}}},
 		{name: "per service budget", policy: MakePolicy("big").MaxPerService(7).Obj(),
@@ -88,25 +91,25 @@ func TestCheckService(t *testing.T) {
 				Message: "ServingPolicy/cost: InferenceService team-a/chat would cost 20/hour (8 × nvidia-a100-80gb at 2.5/hour), above the maximum of 19.99/hour"}}},
 		{name: "required labels", policy: MakePolicy("labels").Require("team", "cost-center").Obj(),
 			edit: func(s *Service) {
-				s.Service = MakeService("team-a", "chat").Labels(map[string]string{"team": "", "cost-center": "42"}).Obj()
+				s.Service = wrappers.MakeInferenceService("team-a", "chat").Labels(map[string]string{"team": "", "cost-center": "42"}).Obj()
 			},
 			want: []Violation{{Policy: "labels", Actions: deny, Rule: RuleRequiredLabels, Field: field.NewPath("metadata", "labels").Key("team"),
 				Message: "ServingPolicy/labels: label team is required on every InferenceService in namespace team-a, with a non-empty value"}}},
 		{name: "command", policy: MakePolicy("cmd").NoCommand().Obj(),
 			edit: func(s *Service) {
-				s.Service = MakeService("team-a", "chat").EngineRunner(v1beta1.RunnerSpec{Command: []string{"sh"}}).Obj()
+				s.Service = wrappers.MakeInferenceService("team-a", "chat").EngineRunner(v1beta1.RunnerSpec{Command: []string{"sh"}}).Obj()
 			},
 			want: []Violation{{Policy: "cmd", Actions: deny, Rule: RuleAllowCommand, Field: field.NewPath("spec", "engine", "runner", "command"),
 				Message: "ServingPolicy/cmd: spec.engine.runner.command: setting a container command is not allowed in namespace team-a"}}},
 		{name: "command allowed", policy: MakePolicy("cmd").Obj(),
 			edit: func(s *Service) {
-				s.Service = MakeService("team-a", "chat").EngineRunner(v1beta1.RunnerSpec{Command: []string{"sh"}}).Obj()
+				s.Service = wrappers.MakeInferenceService("team-a", "chat").EngineRunner(v1beta1.RunnerSpec{Command: []string{"sh"}}).Obj()
 			}},
 		{name: "policy of another namespace", policy: MakePolicy("b").Namespaces(map[string]string{"team": "b"}).MaxPerService(0).Obj()},
 		{name: "service selector not matching", policy: MakePolicy("gpu").Services(map[string]string{"gpu": "yes"}).MaxPerService(0).Obj()},
 		{name: "service selector matching the service's labels", policy: MakePolicy("gpu").Services(map[string]string{"gpu": "yes"}).MaxPerService(0).Obj(),
 			edit: func(s *Service) {
-				s.Service = MakeService("team-a", "chat").Labels(map[string]string{"gpu": "yes"}).Obj()
+				s.Service = wrappers.MakeInferenceService("team-a", "chat").Labels(map[string]string{"gpu": "yes"}).Obj()
 			},
 			want: []Violation{{Policy: "gpu", Actions: deny, Rule: RuleMaxAcceleratorsPerService,
 				Message: "ServingPolicy/gpu: InferenceService team-a/chat would use 8 nvidia.com/gpu, above the maximum of 0 per service"}}},
@@ -139,7 +142,7 @@ func TestCheckServiceImages(t *testing.T) {
 		want []Violation
 	}{
 		{name: "allowed", role: MakeRole("engine").Obj()},
-		{name: "the user's override", svc: MakeService("team-a", "chat").EngineRunner(v1beta1.RunnerSpec{Image: "evil/x:1"}).Obj(), spec: rt,
+		{name: "the user's override", svc: wrappers.MakeInferenceService("team-a", "chat").EngineRunner(v1beta1.RunnerSpec{Image: "evil/x:1"}).Obj(), spec: rt,
 			role: MakeRole("engine").Image("evil/x:1").Obj(),
 			want: []Violation{{Policy: "registries", Actions: deny, Rule: RuleImages, Field: field.NewPath("spec", "engine", "runner", "image"),
 				Message: "ServingPolicy/registries: spec.engine.runner.image: image docker.io/evil/x:1" + allowed}}},
@@ -154,7 +157,7 @@ func TestCheckServiceImages(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := tt.svc
 			if svc == nil {
-				svc = MakeService("team-a", "chat").Obj()
+				svc = wrappers.MakeInferenceService("team-a", "chat").Obj()
 			}
 			got := set.CheckService(Service{Subject: teamA, Service: svc, RuntimeKind: "ClusterServingRuntime", RuntimeName: "srt",
 				RuntimeSpec: tt.spec, Roles: []merge.ComposedRole{tt.role, tt.role}})
@@ -231,7 +234,7 @@ func TestGate(t *testing.T) {
 		MakePolicy("cost").MaxCost("30").Obj(),
 		MakePolicy("warn-only").Actions(v1alpha1.Warn, v1alpha1.Audit).Classes(allow("none")).Obj(),
 	}, Options{})
-	g := set.Gate(teamA, MakeService("team-a", "chat").Obj(), map[corev1.ResourceName]int64{gpu: 16})
+	g := set.Gate(teamA, wrappers.MakeInferenceService("team-a", "chat").Obj(), map[corev1.ResourceName]int64{gpu: 16})
 	use := func(perPod, pods int64, groups int32) selection.ClassUse {
 		// groups at most: the runtime's maxReplicas, as merge.Topology reads it
 		rt := &v1beta1.ServingRuntimeSpec{EngineConfig: &v1beta1.EngineSpec{}}
@@ -258,7 +261,7 @@ func TestGate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := g
 			if tt.inUse != 0 {
-				g = set.Gate(teamA, MakeService("team-a", "chat").Obj(), map[corev1.ResourceName]int64{gpu: tt.inUse})
+				g = set.Gate(teamA, wrappers.MakeInferenceService("team-a", "chat").Obj(), map[corev1.ResourceName]int64{gpu: tt.inUse})
 			}
 			p, why := g.Class(tt.class, tt.use)
 			if got := (verdict{p, why}); got != tt.want {
@@ -278,7 +281,7 @@ func TestGate(t *testing.T) {
 }
 
 func TestServiceCommands(t *testing.T) {
-	svc := MakeService("a", "b").EngineRunner(v1beta1.RunnerSpec{Command: []string{"x"}}).Obj()
+	svc := wrappers.MakeInferenceService("a", "b").EngineRunner(v1beta1.RunnerSpec{Command: []string{"x"}}).Obj()
 	svc.Spec.Engine.Worker = &v1beta1.WorkerSpec{Runner: &v1beta1.RunnerSpec{Command: []string{"y"}}}
 	svc.Spec.Decoder = &v1beta1.DecoderSpec{Leader: &v1beta1.LeaderSpec{Runner: &v1beta1.RunnerSpec{Command: []string{"z"}}},
 		AcceleratorConfigurations: []v1beta1.AcceleratorConfiguration{{Runner: &v1beta1.RunnerSpec{Command: []string{"w"}}}}}
@@ -322,7 +325,7 @@ func TestGateServiceSelector(t *testing.T) {
 	}, Options{})
 	l4 := nvidiaClass("nvidia-l4").Obj()
 	use := selection.ClassUse{PerPod: 1, Pods: 1, Resource: gpu, Runtime: &v1beta1.ServingRuntimeSpec{EngineConfig: &v1beta1.EngineSpec{}}}
-	plain, gold := MakeService("team-a", "plain").Obj(), MakeService("team-a", "gold").Labels(map[string]string{"tier": "gold"}).Obj()
+	plain, gold := wrappers.MakeInferenceService("team-a", "plain").Obj(), wrappers.MakeInferenceService("team-a", "gold").Labels(map[string]string{"tier": "gold"}).Obj()
 	for i, tt := range []struct {
 		svc    *v1beta1.InferenceService
 		policy string
