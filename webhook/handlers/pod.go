@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,7 +16,6 @@ import (
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/selection"
 	"github.com/berthdev/berth/webhook/admission"
-	"github.com/berthdev/berth/webhook/patch"
 )
 
 // ServiceGetter reads an InferenceService from the API server. The pod
@@ -85,14 +85,20 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 		Group:            group,
 		Model:            modelMount(d.Model),
 	}
-	mutated := pod.DeepCopy()
+	// The round trip is encoded before the pod is composed in place (no
+	// copy of the pod).
+	rt, err := json.Marshal(&pod)
+	if err != nil {
+		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))
+	}
+	mutated, namespace := &pod, pod.Namespace
 	if mutated.Namespace == "" {
 		mutated.Namespace = ns // templates read the namespace; not written back below
 	}
 	// The revision covers every role of the component, so inputs that
 	// compose this pod but not its group's others are denied too.
 	rev, err := h.revisions.compose(in, d.Model, mutated)
-	mutated.Namespace = pod.Namespace
+	mutated.Namespace = namespace
 	if err != nil {
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
 	}
@@ -104,8 +110,7 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	if len(v.deny) > 0 {
 		return v.response("Pod", "", pod.Name, strings.TrimPrefix(who, "pod "), nil)
 	}
-	// pod is never changed (mutated is a copy), so it is the round trip.
-	p, err := patch.Create(req.Object.Raw, &pod, mutated)
+	p, err := patchFrom(req.Object.Raw, rt, mutated)
 	if err != nil {
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))
 	}
