@@ -78,6 +78,9 @@ type LoRA struct {
 
 	mu    sync.Mutex
 	state AdapterState
+	// logged is the last failure logged per adapter: a load that keeps
+	// failing the same way is logged once, not on every pass.
+	logged map[string]string
 }
 
 // State is the last pass's result.
@@ -164,10 +167,17 @@ func (l *LoRA) apply(ctx context.Context, want []Adapter, have map[string]string
 		}
 		if err := l.Engine.Load(ctx, a); err != nil {
 			l.Metrics.adapterOps.WithLabelValues("load_failed").Inc()
-			l.Log.Warn("loading a LoRA adapter failed", "adapter", a.Name, "source", a.Source, "reason", err)
+			if l.logged[a.Name] != err.Error() {
+				l.Log.Warn("loading a LoRA adapter failed; trying again on every pass", "adapter", a.Name, "source", a.Source, "reason", err)
+				if l.logged == nil {
+					l.logged = map[string]string{}
+				}
+				l.logged[a.Name] = err.Error()
+			}
 			failed = append(failed, AdapterFailure{Name: a.Name, Reason: err.Error()})
 			continue
 		}
+		delete(l.logged, a.Name)
 		l.Metrics.adapterOps.WithLabelValues("load").Inc()
 		l.Log.Info("LoRA adapter loaded", "adapter", a.Name, "source", a.Source)
 	}
