@@ -5,18 +5,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 	"github.com/berthdev/berth/merge"
 )
 
 func classObj(name, product string) *v1beta1.AcceleratorClass {
-	return &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1beta1.AcceleratorClassSpec{
-		Vendor:    "nvidia",
-		Discovery: v1beta1.AcceleratorDiscovery{NodeSelector: map[string]string{"nvidia.com/gpu.product": product}},
-		Resources: []v1beta1.AcceleratorResource{{Name: "nvidia.com/gpu"}},
-	}}
+	return wrappers.MakeAcceleratorClass(name).Vendor("nvidia").NodeSelector("nvidia.com/gpu.product", product).Resource("nvidia.com/gpu").Obj()
 }
 
 // pdServiceObj pins the engine to h100 and the decoder to a100; the
