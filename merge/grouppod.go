@@ -79,6 +79,9 @@ type GroupPodOptions struct {
 	RouterServiceAccount string
 	// Gang is the pod's PodGroup mark; nil without gang scheduling.
 	Gang *GangMark
+	// Pairing is the pod's ome.io/pairing label (Pairing): engine and
+	// decoder pods of a prefill/decode service; "" for none.
+	Pairing string
 }
 
 // GroupPod is the pod the reconciler creates in slot (group, role,
@@ -111,13 +114,15 @@ func GroupPod(isvc *v1beta1.InferenceService, t ComponentTopology, group int, ro
 
 // MarkPod adds to a pod of component what lies outside every revision:
 // a router's ServiceAccount (when the pod names none: a runtime or the
-// service may name another, which the pod webhook lays over it) and the
-// gang mark (Volcano's group-name and task-spec annotations, or
-// coscheduling's label, and the backend's schedulerName when set).
+// service may name another, which the pod webhook lays over it), the
+// pairing label (Pairing) and the gang mark (Volcano's group-name and
+// task-spec annotations, or coscheduling's label, and the backend's
+// schedulerName when set).
 func MarkPod(pod *corev1.Pod, component string, o GroupPodOptions) {
 	if component == v1beta1.ComponentRouter && pod.Spec.ServiceAccountName == "" {
 		pod.Spec.ServiceAccountName = o.RouterServiceAccount
 	}
+	markPairing(pod, o.Pairing)
 	m := o.Gang
 	if m == nil {
 		return

@@ -78,6 +78,7 @@ func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopolog
 	}
 	if unres == nil && results != nil {
 		setGangCondition(&st, gang) // else the last word on the gang stands
+		setPairings(&st, isvc, results)
 	}
 	return st
 }

@@ -95,6 +95,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return requeue, c.writeStatus(ctx, isvc, nil, nil, dec, unres, pods, nil, nil) // requeue: renudge's next look
 	}
 	topo := merge.Topology(isvc, dec.runtime)
+	ratioTopology(isvc, topo) // the decoder follows the engine
 	if dec.router, err = c.syncRouterRBAC(ctx, isvc, topo); err != nil {
 		return 0, err
 	}
@@ -215,14 +216,17 @@ func (c *Controller) planComponents(ctx context.Context, key string, isvc *v1bet
 	topo []merge.ComponentTopology, pods []*corev1.Pod, foreign map[string][]plan.Pod) ([]planned, error) {
 	mem := c.backoffFor(key)
 	now := c.now()
+	revs, err := componentRevisions(isvc, dec, topo)
+	if err != nil {
+		return nil, err
+	}
 	var ps []planned
+	var enginePairs map[string]plan.Range
 	for _, t := range topo {
 		c.warnClamped(key, isvc, t)
-		rev, err := merge.Revision(dec.input(isvc, t.Component))
-		if err != nil {
-			return nil, &composeError{component: t.Component, err: err}
-		}
+		rev := revs[t.Component]
 		spec := planSpec(isvc, t, rev, c.opts)
+		spec.Pair = c.pairFor(isvc, topo, t, revs, pods, enginePairs) // plan rules 10 and 11
 		observed := observe(pods, t.Component)
 		hist := c.syncHistory(ctx, isvc, dec, t, rev, observed) // partitions hold (revisions.go)
 		spec.StableRevision, spec.Recorded = hist.stable, hist.recorded
@@ -233,6 +237,9 @@ func (c *Controller) planComponents(ctx context.Context, key string, isvc *v1bet
 		step := plan.Next(spec, append(slices.Clip(observed), foreign[t.Component]...), mem[t.Component], now)
 		c.setBackoff(key, t.Component, step.Backoff)
 		c.trackProgress(key, isvc, t.Component, rev, &step)
+		if t.Component == v1beta1.ComponentEngine {
+			enginePairs = step.Pairs
+		}
 		ps = append(ps, planned{topo: t, revision: rev, step: step, observed: observed})
 	}
 	return ps, nil

@@ -32,7 +32,7 @@ func WorkerFromPod(pod *corev1.Pod, role string, port int, annotation string) (W
 		return Worker{}, "no pod IP"
 	}
 	w := Worker{URL: "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(port)), Role: role,
-		Source: SourceDiscovery, Pod: pod.Namespace + "/" + pod.Name}
+		Source: SourceDiscovery, Pod: pod.Namespace + "/" + pod.Name, Pairing: pod.Labels[LabelPairing]}
 	if role == RolePrefill {
 		w.BootstrapPort = DefaultBootstrapPort
 		if v, ok := pod.Annotations[annotation]; ok {

@@ -68,14 +68,9 @@ func (r *Router) generate(w http.ResponseWriter, req *http.Request) {
 // bootstrap_room added as SGLang's PD router adds them, to a prefill and a
 // decode concurrently, and answers with the decode's reply.
 func (r *Router) generatePD(w http.ResponseWriter, req *http.Request, body []byte) {
-	prefill, ok := r.workers.pick(RolePrefill)
+	prefill, decode, ok, missing := r.workers.pickPair() // same pairing only (pairing.go)
 	if !ok {
-		writeError(w, r.noWorkers(RolePrefill))
-		return
-	}
-	decode, ok := r.workers.pick(RoleDecode)
-	if !ok {
-		writeError(w, r.noWorkers(RoleDecode))
+		writeError(w, r.noPair(missing))
 		return
 	}
 	var fields map[string]json.RawMessage

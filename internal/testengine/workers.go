@@ -28,6 +28,9 @@ type Worker struct {
 	BootstrapPort int    `json:"bootstrap_port,omitempty"`
 	Source        string `json:"source"`
 	Pod           string `json:"pod,omitempty"` // namespace/name, discovered workers only
+	// Pairing is the pod's ome.io/pairing label (LabelPairing): a prefill
+	// is paired only with a decode of the same pairing.
+	Pairing string `json:"pairing,omitempty"`
 }
 
 // workerSet holds the router's workers by URL and hands them out round

@@ -26,8 +26,8 @@ type Pair struct {
 	Other map[string]Range
 }
 
-// Range is what one role has of one pairing: Live and Ready groups, and
-// the span of Ready groups it may have while the step's writes land in
+// Range is what one role has of one pairing: Live and Ready groups as
+// observed before the step, and the span of Ready groups it may have while the step's writes land in
 // any order: Low counts the Ready groups this step deletes as gone, High
 // the groups not yet Ready (live, or created in this step) as Ready.
 type Range struct {
@@ -103,7 +103,6 @@ func (p *planner) pairCreate(o int32) bool {
 	q := p.spec.Pair.Pairing
 	next := p.pairs[q]
 	next.High++
-	next.Live++
 	if !p.pairAllows(q, next) {
 		p.pairHeld(q, "creating", o)
 		return false

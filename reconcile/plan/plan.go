@@ -109,8 +109,12 @@ func (p *planner) deleteGroup(g *group, reason string) {
 // stamped with its group's recovery count.
 func (p *planner) create(id ident, rev string) {
 	p.created[id.group] = true
+	var pairing string
+	if p.spec.Pair != nil {
+		pairing = p.spec.Pair.Pairing
+	}
 	p.step.Create = append(p.step.Create, PodID{
-		Group: id.group, Role: id.role, Worker: id.worker, RecreateCount: p.backoff[id.group].Count, Revision: rev,
+		Group: id.group, Role: id.role, Worker: id.worker, RecreateCount: p.backoff[id.group].Count, Revision: rev, Pairing: pairing,
 	})
 }
 

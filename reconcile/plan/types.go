@@ -134,6 +134,9 @@ type PodID struct {
 	Worker        int32
 	RecreateCount int32
 	Revision      string
+	// Pairing is Spec.Pair.Pairing, for the caller to stamp (rule 10); ""
+	// without a pair.
+	Pairing string
 }
 
 // PodRef names a pod to delete; the caller deletes with a UID

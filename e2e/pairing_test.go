@@ -1,0 +1,202 @@
+package e2e
+
+// Prefill/decode pairings and the prefill:decode ratio on the local plane:
+// engine and decoder pods carry the pairing of the pair's revisions, a
+// rollout moves both roles to a new pairing in steps that keep every
+// pairing's Ready groups within the ratio, and scaling the engine through
+// the scale subresource scales the decoder with it.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+)
+
+// ratioService is a 1:2 (maxSkew 1) prefill/decode service with engine
+// groups, its decoder following the ratio.
+func ratioService(t *testing.T, ns, name string, engine int32) *v1beta1.ClusterServingRuntime {
+	t.Helper()
+	rt := createRuntime(t, MakeRuntime(uniqueName("e2e-pdratio")).PD().Obj())
+	svc := MakeService(ns, name).Runtime(rt.Name).Replicas(engine).Obj()
+	one := int32(1)
+	svc.Spec.PrefillDecodeRatio = &v1beta1.PrefillDecodeRatio{Prefill: 1, Decode: 2, MaxSkew: &one}
+	createService(t, svc)
+	return rt
+}
+
+// pairReady reports a service whose engine and decoder groups are all
+// Ready at one pairing, engine groups Ready.
+func pairReady(engine int32) func(*v1beta1.InferenceService) bool {
+	return func(s *v1beta1.InferenceService) bool {
+		e, d := s.Status.Components[v1beta1.ComponentEngine], s.Status.Components[v1beta1.ComponentDecoder]
+		return serviceReady(s) && e.ReadyReplicas == engine && e.Replicas == engine && e.UpdatedReplicas == engine &&
+			d.ReadyReplicas == 2*engine && d.Replicas == 2*engine && d.UpdatedReplicas == 2*engine &&
+			len(s.Status.Pairings) == 1 && s.Status.Pairings[0].ReadyPrefill == engine && s.Status.Pairings[0].ReadyDecode == 2*engine &&
+			conditionIs(s, v1beta1.ConditionRatioWithinBounds, metav1.ConditionTrue)
+	}
+}
+
+// ratioWatch is what the pod watch saw of the pairings.
+type ratioWatch struct {
+	worstSkew   int64  // the largest skew of any pairing's Ready groups
+	worstAt     string // when
+	unavailable map[string]int
+	pairings    map[string]bool
+	// notServing: moments with no pairing that has a Ready prefill and a
+	// Ready decode group.
+	notServing []string
+}
+
+// replayRatio checks every moment of the watch: per pairing the Ready
+// engine and decoder groups (single-pod groups), and per component the
+// desired groups that are not Ready.
+func replayRatio(t *testing.T, w *podWatch, r v1beta1.PrefillDecodeRatio, desired map[string]int) ratioWatch {
+	t.Helper()
+	out := ratioWatch{unavailable: map[string]int{}, pairings: map[string]bool{}}
+	w.replay(t, func(state map[string]*corev1.Pod, ev podEvent) {
+		ready := map[string]map[string]int32{}
+		for _, c := range []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder} {
+			ready[c] = map[string]int32{}
+			n, _ := groupShape{component: c, groups: desired[c], size: 1}.unavailable(state)
+			out.unavailable[c] = max(out.unavailable[c], n)
+		}
+		for _, p := range state {
+			c, q := p.Labels[v1beta1.LabelComponent], p.Labels[v1beta1.LabelPairing]
+			if c != v1beta1.ComponentEngine && c != v1beta1.ComponentDecoder {
+				continue
+			}
+			out.pairings[q] = true
+			if podServing(p) {
+				ready[c][q]++
+			}
+		}
+		serving := false
+		for q := range out.pairings {
+			pr, dr := ready[v1beta1.ComponentEngine][q], ready[v1beta1.ComponentDecoder][q]
+			serving = serving || (pr > 0 && dr > 0)
+			if s := r.Skew(pr, dr); s > out.worstSkew {
+				out.worstSkew = s
+				out.worstAt = fmt.Sprintf("pairing %q: %d prefill, %d decode Ready after %s %s", q, pr, dr, ev.Type, ev.Pod.Name)
+			}
+		}
+		if !serving {
+			out.notServing = append(out.notServing, fmt.Sprintf("%s %s", ev.Type, ev.Pod.Name))
+		}
+	})
+	return out
+}
+
+// A 1:2 service (2 prefill, 4 decode groups) rolled to a new image: every
+// engine and decoder pod carries the pairing; the watch never sees a
+// pairing's Ready groups outside the ratio, more than maxUnavailable (1)
+// groups of a role down, or a moment without a Ready prefill and decode
+// of one pairing; status names the pairings.
+func TestPrefillDecodeRatioRollout(t *testing.T) {
+	t.Parallel()
+	ns := lifecycleNamespace(t, "e2e-pdratio")
+	rt := ratioService(t, ns, "pd", 2)
+	isvc := waitService(t, ns, "pd", "2 prefill and 4 decode groups Ready at one pairing", pairReady(2))
+	oldPairing := isvc.Status.Pairings[0].Pairing
+	assert.True(t, isvc.Status.Pairings[0].Current)
+	before := waitPods(t, ns, "pd", "2 engines, 4 decoders, a router", podsNamed("pd-engine-0", "pd-engine-1",
+		"pd-decoder-0", "pd-decoder-1", "pd-decoder-2", "pd-decoder-3", "pd-router-0"))
+	for _, p := range before {
+		want := oldPairing
+		if p.Labels[v1beta1.LabelComponent] == v1beta1.ComponentRouter {
+			want = ""
+		}
+		assert.Equal(t, want, p.Labels[v1beta1.LabelPairing], "pod %s pairing", p.Name)
+	}
+
+	w := startPodWatch(t, ns)
+	updateRuntime(t, rt.Name, setRuntimeImage(e2eImageV2))
+	isvc = waitService(t, ns, "pd", "rolled to a new pairing, all Ready", func(s *v1beta1.InferenceService) bool {
+		return pairReady(2)(s) && s.Status.Pairings[0].Pairing != oldPairing
+	})
+	newPairing := isvc.Status.Pairings[0].Pairing
+	after := waitPods(t, ns, "pd", "the rolled pods", podsNamed("pd-engine-0", "pd-engine-1",
+		"pd-decoder-0", "pd-decoder-1", "pd-decoder-2", "pd-decoder-3", "pd-router-0"))
+	for _, p := range after {
+		if p.Labels[v1beta1.LabelComponent] == v1beta1.ComponentRouter {
+			continue
+		}
+		assert.Equal(t, newPairing, p.Labels[v1beta1.LabelPairing], "pod %s pairing after the roll", p.Name)
+		assert.Equal(t, e2eImageV2, p.Spec.Containers[0].Image, "pod %s image", p.Name)
+	}
+
+	r := *getService(t, ns, "pd").Spec.PrefillDecodeRatio
+	seen := replayRatio(t, w, r, map[string]int{v1beta1.ComponentEngine: 2, v1beta1.ComponentDecoder: 4})
+	assert.LessOrEqual(t, seen.worstSkew, r.Tolerance(), "a pairing's Ready groups outside the ratio: %s", seen.worstAt)
+	assert.Equal(t, map[string]bool{oldPairing: true, newPairing: true}, seen.pairings, "pairings the watch saw")
+	for _, c := range []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder} {
+		assert.LessOrEqual(t, seen.unavailable[c], 1, "%s: at most maxUnavailable groups down", c)
+		assert.GreaterOrEqual(t, seen.unavailable[c], 1, "%s: a roll deletes before it creates; is the watch blind?", c)
+	}
+	assert.Empty(t, seen.notServing, "moments without a Ready prefill and decode of one pairing")
+	t.Logf("pairings %s → %s; worst skew %d (%s); most down: %v", oldPairing, newPairing, seen.worstSkew, seen.worstAt, seen.unavailable)
+}
+
+// `kubectl scale` of the engine 2 → 4 brings the decoder 4 → 8 (the
+// ratio), and back to 2 removes the highest ordinals of both; the ratio
+// holds at every moment.
+func TestPrefillDecodeRatioScale(t *testing.T) {
+	t.Parallel()
+	ns := lifecycleNamespace(t, "e2e-pdscale")
+	ratioService(t, ns, "pd", 2)
+	waitService(t, ns, "pd", "2 prefill and 4 decode groups Ready", pairReady(2))
+	names := func(engine int) []string {
+		var out []string
+		for g := range engine {
+			out = append(out, fmt.Sprintf("pd-engine-%d", g))
+		}
+		for g := range 2 * engine {
+			out = append(out, fmt.Sprintf("pd-decoder-%d", g))
+		}
+		return append(out, "pd-router-0")
+	}
+	pods := waitPods(t, ns, "pd", "2 engines, 4 decoders", podsNamed(names(2)...))
+	r := *getService(t, ns, "pd").Spec.PrefillDecodeRatio
+	for _, engine := range []int{4, 2} {
+		ok := t.Run(fmt.Sprintf("engine to %d", engine), func(t *testing.T) {
+			w := startPodWatch(t, ns)
+			out, err := kubectl(t, "", "scale", "isvc", "pd", "-n", ns, "--replicas", fmt.Sprint(engine))
+			require.NoError(t, err, out)
+			waitService(t, ns, "pd", fmt.Sprintf("%d prefill and %d decode groups Ready", engine, 2*engine), pairReady(int32(engine)))
+			after := waitPods(t, ns, "pd", "scaled pods", podsNamed(names(engine)...))
+			for _, p := range after {
+				if old := podByName(pods, p.Name); old != nil {
+					assert.Equal(t, old.UID, p.UID, "pod %s is kept", p.Name)
+				}
+			}
+			_, events, err := w.snapshot()
+			require.NoError(t, err)
+			var gone, want []string
+			for _, p := range goneInOrder(events, uidSet(pods)) {
+				gone = append(gone, p.Name)
+			}
+			for _, p := range pods {
+				if podByName(after, p.Name) == nil {
+					want = append(want, p.Name)
+				}
+			}
+			sort.Strings(want)
+			assert.ElementsMatch(t, want, gone, "pods deleted: the highest ordinals of both roles")
+			seen := replayRatio(t, w, r, map[string]int{v1beta1.ComponentEngine: min(engine, len(pods)), v1beta1.ComponentDecoder: 0})
+			assert.LessOrEqual(t, seen.worstSkew, r.Tolerance(), "the Ready groups outside the ratio: %s", seen.worstAt)
+			assert.Empty(t, seen.notServing, "moments without a Ready prefill and decode")
+			t.Logf("deleted %s; worst skew %d (%s)", strings.Join(gone, ", "), seen.worstSkew, seen.worstAt)
+			pods = after
+		})
+		if !ok {
+			return
+		}
+	}
+}
