@@ -36,8 +36,10 @@
 //   - ome.io/resolved-decoder-accelerator-class: the decoder's own class
 //     (Pin.DecoderAcceleratorClass); absent: the engine's (Pin.ClassFor).
 //   - ome.io/resolved-inputs: a digest of the inputs the decision was made
-//     from (Pin.Inputs), for reference; the webhook compares digests it
-//     computes from the stored and the new object, never this value.
+//     from, written with the pin (Write, SetInputs) but not part of it (two
+//     pins compare equal without it); for reference only: the webhook
+//     compares digests it computes from the stored and the new object,
+//     and nothing reads this value.
 //
 // The webhook records two more annotations with the pin, which are not
 // part of it: ome.io/decision (the ranking, quoted by the reconciler's

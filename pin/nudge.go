@@ -29,14 +29,14 @@ type Nudge struct {
 
 // ReadNudge reads the nudge annotations of obj, as they are.
 func ReadNudge(obj metav1.Object) Nudge {
-	ann := obj.GetAnnotations()
+	ann := annotations(obj)
 	return Nudge{ModelRevision: ann[ModelNudgeAnnotation], RuntimeRevision: ann[RuntimeNudgeAnnotation]}
 }
 
 // ClearNudge removes the nudge annotations (a CREATE drops them: they are
 // the reconciler's).
 func ClearNudge(obj metav1.Object) {
-	ann := obj.GetAnnotations()
+	ann := annotations(obj)
 	delete(ann, ModelNudgeAnnotation)
 	delete(ann, RuntimeNudgeAnnotation)
 }

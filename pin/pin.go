@@ -2,6 +2,7 @@ package pin
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +27,9 @@ const (
 	KindClusterServingRuntime = "ClusterServingRuntime"
 )
 
-// Pin is the decision recorded on an InferenceService.
+// Pin is the decision recorded on an InferenceService. Two pins are equal
+// when they pin the same decision: the digest of the inputs it was made
+// from, recorded with it (Write), is not part of it.
 type Pin struct {
 	RuntimeKind string // KindServingRuntime or KindClusterServingRuntime
 	RuntimeName string
@@ -35,14 +38,13 @@ type Pin struct {
 	AcceleratorClass string
 	// DecoderAcceleratorClass is the decoder's own class; "": the engine's.
 	DecoderAcceleratorClass string
-	// Inputs is the digest of the inputs the decision was made from.
-	Inputs string
 }
 
-// Runtime is "<Kind>/<name>", "" when no runtime is pinned.
+// Runtime is "<Kind>/<name>", "" when no runtime is pinned. Of a
+// malformed pin without a "/" (Read), it is the value as written.
 func (p Pin) Runtime() string {
-	if p.RuntimeKind == "" && p.RuntimeName == "" {
-		return ""
+	if p.RuntimeName == "" {
+		return p.RuntimeKind
 	}
 	return p.RuntimeKind + "/" + p.RuntimeName
 }
@@ -83,7 +85,24 @@ func (e *MalformedError) Error() string {
 // Pinned says whether obj carries a pin: a non-empty runtime annotation,
 // well-formed or not (Read says which).
 func Pinned(obj metav1.Object) bool {
-	return obj.GetAnnotations()[RuntimeAnnotation] != ""
+	return annotations(obj)[RuntimeAnnotation] != ""
+}
+
+// annotations are obj's annotations; nil for a nil object (an interface
+// holding a nil pointer too).
+func annotations(obj metav1.Object) map[string]string {
+	if isNil(obj) {
+		return nil
+	}
+	return obj.GetAnnotations()
+}
+
+func isNil(obj metav1.Object) bool {
+	if obj == nil {
+		return true
+	}
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Read reads the pin of obj; a zero Runtime when it has none (Pinned). A
@@ -92,11 +111,10 @@ func Pinned(obj metav1.Object) bool {
 // annotations say (the runtime split at its first "/"), for messages, so
 // that two malformed pins compare like their values.
 func Read(obj metav1.Object) (Pin, error) {
-	ann := obj.GetAnnotations()
+	ann := annotations(obj)
 	p := Pin{
 		AcceleratorClass:        ann[ClassAnnotation],
 		DecoderAcceleratorClass: ann[DecoderClassAnnotation],
-		Inputs:                  ann[InputsAnnotation],
 	}
 	ref := ann[RuntimeAnnotation]
 	if ref == "" {
@@ -114,8 +132,11 @@ func Read(obj metav1.Object) (Pin, error) {
 }
 
 // Write records p on obj: the runtime, the classes (an empty one is
-// removed) and the inputs digest.
-func Write(obj metav1.Object, p Pin) {
+// removed), and the digest of the inputs it was made from (inputs).
+func Write(obj metav1.Object, p Pin, inputs string) {
+	if isNil(obj) {
+		return
+	}
 	ann := obj.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
@@ -123,12 +144,15 @@ func Write(obj metav1.Object, p Pin) {
 	setOrDelete(ann, RuntimeAnnotation, p.Runtime())
 	setOrDelete(ann, ClassAnnotation, p.AcceleratorClass)
 	setOrDelete(ann, DecoderClassAnnotation, p.DecoderAcceleratorClass)
-	setOrDelete(ann, InputsAnnotation, p.Inputs)
+	setOrDelete(ann, InputsAnnotation, inputs)
 	obj.SetAnnotations(ann)
 }
 
 // SetInputs refreshes the digest of a pin that holds.
 func SetInputs(obj metav1.Object, digest string) {
+	if isNil(obj) {
+		return
+	}
 	ann := obj.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
@@ -147,7 +171,7 @@ var Recorded = []string{
 
 // Clear removes the pin and what is recorded with it (Recorded).
 func Clear(obj metav1.Object) {
-	ann := obj.GetAnnotations()
+	ann := annotations(obj)
 	for _, k := range Recorded {
 		delete(ann, k)
 	}
@@ -157,15 +181,15 @@ func Clear(obj metav1.Object) {
 // CREATE) asks for a new decision: annotation ome.io/repin is set and
 // differs from the stored object's.
 func RepinAsked(obj, old metav1.Object) bool {
-	if obj == nil || old == nil {
+	if isNil(old) {
 		return false
 	}
-	v := obj.GetAnnotations()[RepinAnnotation]
-	return v != "" && v != old.GetAnnotations()[RepinAnnotation]
+	v := annotations(obj)[RepinAnnotation]
+	return v != "" && v != annotations(old)[RepinAnnotation]
 }
 
 // RepinValue is the value of annotation ome.io/repin ("" when unset).
-func RepinValue(obj metav1.Object) string { return obj.GetAnnotations()[RepinAnnotation] }
+func RepinValue(obj metav1.Object) string { return annotations(obj)[RepinAnnotation] }
 
 // RepinPatch is the JSON merge patch that sets annotation ome.io/repin to
 // value.

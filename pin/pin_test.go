@@ -2,6 +2,7 @@ package pin
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,21 +16,22 @@ func svc(ann map[string]string) *v1beta1.InferenceService {
 
 func TestReadWriteRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		pin  Pin
-		ann  map[string]string // what Write leaves
+		name   string
+		pin    Pin
+		inputs string
+		ann    map[string]string // what Write leaves
 	}{
-		{"cluster runtime and class", Pin{RuntimeKind: KindClusterServingRuntime, RuntimeName: "sglang", AcceleratorClass: "h100", Inputs: "abc"},
+		{"cluster runtime and class", Pin{RuntimeKind: KindClusterServingRuntime, RuntimeName: "sglang", AcceleratorClass: "h100"}, "abc",
 			map[string]string{RuntimeAnnotation: "ClusterServingRuntime/sglang", ClassAnnotation: "h100", InputsAnnotation: "abc"}},
-		{"namespaced runtime, no class", Pin{RuntimeKind: KindServingRuntime, RuntimeName: "vllm", Inputs: "d"},
+		{"namespaced runtime, no class", Pin{RuntimeKind: KindServingRuntime, RuntimeName: "vllm"}, "d",
 			map[string]string{RuntimeAnnotation: "ServingRuntime/vllm", InputsAnnotation: "d"}},
-		{"decoder on its own class", Pin{RuntimeKind: KindClusterServingRuntime, RuntimeName: "pd", AcceleratorClass: "h100", DecoderAcceleratorClass: "l40s", Inputs: "d"},
+		{"decoder on its own class", Pin{RuntimeKind: KindClusterServingRuntime, RuntimeName: "pd", AcceleratorClass: "h100", DecoderAcceleratorClass: "l40s"}, "d",
 			map[string]string{RuntimeAnnotation: "ClusterServingRuntime/pd", ClassAnnotation: "h100", DecoderClassAnnotation: "l40s", InputsAnnotation: "d"}},
-		{"the zero pin writes nothing", Pin{}, map[string]string{}},
+		{"the zero pin writes nothing", Pin{}, "", map[string]string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := svc(nil)
-			Write(s, tc.pin)
+			Write(s, tc.pin, tc.inputs)
 			if !reflect.DeepEqual(s.Annotations, tc.ann) {
 				t.Fatalf("Write: annotations %v, want %v", s.Annotations, tc.ann)
 			}
@@ -46,7 +48,7 @@ func TestReadWriteRoundTrip(t *testing.T) {
 
 func TestWriteReplacesAndKeepsOthers(t *testing.T) {
 	s := svc(map[string]string{ClassAnnotation: "old", DecoderClassAnnotation: "old-dec", "team": "a", v1beta1.AnnotationDecision: "ranking"})
-	Write(s, Pin{RuntimeKind: KindServingRuntime, RuntimeName: "r", Inputs: "x"})
+	Write(s, Pin{RuntimeKind: KindServingRuntime, RuntimeName: "r"}, "x")
 	want := map[string]string{RuntimeAnnotation: "ServingRuntime/r", InputsAnnotation: "x", "team": "a", v1beta1.AnnotationDecision: "ranking"}
 	if !reflect.DeepEqual(s.Annotations, want) {
 		t.Fatalf("annotations %v, want %v", s.Annotations, want)
@@ -90,6 +92,9 @@ func TestReadMalformed(t *testing.T) {
 			}
 			if Pinned(s) != (tc.runtime != "") {
 				t.Errorf("Pinned = %v", Pinned(s))
+			}
+			if !strings.Contains(tc.runtime, "/") && got.Runtime() != tc.runtime {
+				t.Errorf("Runtime() = %q, want the value as written", got.Runtime())
 			}
 		})
 	}
@@ -170,6 +175,26 @@ func TestNudge(t *testing.T) {
 	}{"r": {"r", 1}, "r#2": {"r", 2}, "r#0": {"r#0", 1}, "r#x": {"r#x", 1}, "a#b#3": {"a#b", 3}, "": {"", 1}} {
 		if b, a := NudgeBase(v), NudgeAttempt(v); b != want.base || a != want.attempt {
 			t.Errorf("%q: base %q attempt %d, want %q %d", v, b, a, want.base, want.attempt)
+		}
+	}
+}
+
+// Nothing panics on a nil object, nor on an interface holding a nil pointer.
+func TestNilObjects(t *testing.T) {
+	var typed *v1beta1.InferenceService
+	for _, obj := range []metav1.Object{nil, typed} {
+		if p, err := Read(obj); err != nil || p != (Pin{}) || Pinned(obj) {
+			t.Errorf("Read(%#v) = %+v, %v", obj, p, err)
+		}
+		Write(obj, Pin{RuntimeKind: KindServingRuntime, RuntimeName: "r"}, "d")
+		SetInputs(obj, "d")
+		Clear(obj)
+		ClearNudge(obj)
+		if n := ReadNudge(obj); !n.IsZero() || RepinValue(obj) != "" {
+			t.Errorf("nudge %+v", n)
+		}
+		if RepinAsked(svc(map[string]string{RepinAnnotation: "t"}), obj) {
+			t.Errorf("RepinAsked against %#v", obj)
 		}
 	}
 }

@@ -2,30 +2,31 @@ package reconcile
 
 import (
 	"fmt"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/pin"
 )
 
-// decision is the pinned decision of a service, read back from the cache:
-// exactly the inputs the pod webhook composes pods from, so that the
-// revision computed here equals the one the webhook stamps.
+// decision is the pinned decision of a service (pin.Read), with what it
+// names read back from the cache: exactly the inputs the pod webhook
+// composes pods from (pin.InputFor), so that the revision computed here
+// equals the one the webhook stamps.
 type decision struct {
-	runtimeKind, runtimeName string
-	runtime                  *v1beta1.ServingRuntimeSpec
-	class                    *v1beta1.AcceleratorClass // the engine's (and the router's input, unused there)
+	pin     pin.Pin
+	runtime *v1beta1.ServingRuntimeSpec
+	class   *v1beta1.AcceleratorClass // the engine's (and the router's input, unused there)
 	// decoderClass is the decoder's own pinned class
-	// (ome.io/resolved-decoder-accelerator-class); nil: the engine's.
+	// (pin.Pin.DecoderAcceleratorClass); nil: the engine's.
 	decoderClass *v1beta1.AcceleratorClass
 	profiles     map[string]*v1beta1.ClusterEngineRuntimeProfile
-	// model is the service's model as the pod webhook mounts it (its
-	// effective spec); nil when the service names none (KServe's inline
-	// predictor.model).
-	model *merge.ModelMount
+	// model is the service's model as the pod webhook mounts it (its spec
+	// and status.discovered, pin.Model); nil when the service names none
+	// (KServe's inline predictor.model).
+	model *pin.Model
 	// disabled is set when the pinned runtime was disabled after the pin:
 	// the webhook still completes pods from it, so groups are managed, but
 	// the service is Degraded until someone decides.
@@ -58,44 +59,26 @@ const (
 // the decision is the webhook's.
 func (c *Controller) resolve(isvc *v1beta1.InferenceService) (*decision, *unresolved) {
 	name := isvc.Namespace + "/" + isvc.Name
-	ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]
-	if ref == "" {
+	if !pin.Pinned(isvc) {
 		return nil, &unresolved{ReasonNotPinned, fmt.Sprintf(
-			"InferenceService %s has no %s annotation: it was stored without berth's webhook, or the webhook could not resolve it; re-apply it with the webhook running", name, v1beta1.AnnotationResolvedRuntime)}
+			"InferenceService %s has no %s annotation: it was stored without berth's webhook, or the webhook could not resolve it; re-apply it with the webhook running", name, pin.RuntimeAnnotation)}
 	}
-	kind, rtName, ok := strings.Cut(ref, "/")
-	if !ok || rtName == "" {
-		return nil, &unresolved{ReasonPinMalformed, fmt.Sprintf("InferenceService %s: annotation %s=%q is not <Kind>/<name>; remove it so berth resolves the runtime again", name, v1beta1.AnnotationResolvedRuntime, ref)}
+	p, err := pin.Read(isvc)
+	if err != nil {
+		return nil, &unresolved{ReasonPinMalformed, fmt.Sprintf("InferenceService %s: %v; remove it so berth resolves the runtime again", name, err)}
 	}
-	d := &decision{runtimeKind: kind, runtimeName: rtName}
-	var disabled *bool
-	switch kind {
-	case "ServingRuntime":
-		rt, err := c.runtimes.ServingRuntimes(isvc.Namespace).Get(rtName)
-		if err != nil {
-			return nil, missing(err, ReasonRuntimeMissing, fmt.Sprintf("pinned runtime ServingRuntime %s/%s", isvc.Namespace, rtName), name)
-		}
-		d.runtime, disabled = &rt.Spec, rt.Spec.Disabled
-	case "ClusterServingRuntime":
-		rt, err := c.clusterRuntimes.Get(rtName)
-		if err != nil {
-			return nil, missing(err, ReasonRuntimeMissing, "pinned runtime ClusterServingRuntime/"+rtName, name)
-		}
-		d.runtime, disabled = &rt.Spec, rt.Spec.Disabled
-	default:
-		return nil, &unresolved{ReasonPinMalformed, fmt.Sprintf("InferenceService %s: annotation %s=%q: kind %q is not ServingRuntime or ClusterServingRuntime", name, v1beta1.AnnotationResolvedRuntime, ref, kind)}
+	d := &decision{pin: p}
+	if u := d.readRuntime(c, isvc); u != nil {
+		return nil, u
 	}
-	if disabled != nil && *disabled {
-		d.disabled = fmt.Sprintf("pinned runtime %s is disabled; berth keeps serving from it and never moves the service silently. Enable it again, or remove annotation %s to re-resolve", ref, v1beta1.AnnotationResolvedRuntime)
-	}
-	if cls := isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass]; cls != "" {
+	if cls := p.AcceleratorClass; cls != "" {
 		ac, err := c.classes.Get(cls)
 		if err != nil {
 			return nil, missing(err, ReasonClassMissing, "pinned AcceleratorClass "+cls, name)
 		}
 		d.class = ac
 	}
-	if cls := isvc.Annotations[v1beta1.AnnotationResolvedDecoderAcceleratorClass]; cls != "" {
+	if cls := p.DecoderAcceleratorClass; cls != "" {
 		ac, err := c.classes.Get(cls)
 		if err != nil {
 			return nil, missing(err, ReasonClassMissing, "pinned decoder AcceleratorClass "+cls, name)
@@ -114,6 +97,30 @@ func (c *Controller) resolve(isvc *v1beta1.InferenceService) (*decision, *unreso
 		d.profiles[p.Name] = p
 	}
 	return d, nil
+}
+
+// readRuntime reads the pinned runtime into d.runtime, and says when it
+// was disabled since.
+func (d *decision) readRuntime(c *Controller, isvc *v1beta1.InferenceService) *unresolved {
+	name, rtName := isvc.Namespace+"/"+isvc.Name, d.pin.RuntimeName
+	var disabled *bool
+	if d.pin.RuntimeKind == pin.KindServingRuntime {
+		rt, err := c.runtimes.ServingRuntimes(isvc.Namespace).Get(rtName)
+		if err != nil {
+			return missing(err, ReasonRuntimeMissing, fmt.Sprintf("pinned runtime ServingRuntime %s/%s", isvc.Namespace, rtName), name)
+		}
+		d.runtime, disabled = &rt.Spec, rt.Spec.Disabled
+	} else { // pin.Read admits no other kind
+		rt, err := c.clusterRuntimes.Get(rtName)
+		if err != nil {
+			return missing(err, ReasonRuntimeMissing, "pinned runtime ClusterServingRuntime/"+rtName, name)
+		}
+		d.runtime, disabled = &rt.Spec, rt.Spec.Disabled
+	}
+	if disabled != nil && *disabled {
+		d.disabled = fmt.Sprintf("pinned runtime %s is disabled; berth keeps serving from it and never moves the service silently. Enable it again, or remove annotation %s to re-resolve", d.pin.Runtime(), pin.RuntimeAnnotation)
+	}
+	return nil
 }
 
 func missing(err error, reason, what, svc string) *unresolved {
@@ -138,27 +145,22 @@ func (d *decision) readModel(c *Controller, isvc *v1beta1.InferenceService) *unr
 		}
 		return nil
 	}
-	d.model = merge.NewModelMount(m.kind, m.namespace, m.name, m.spec, m.status)
+	d.model = pin.ModelOf(m.kind, m.namespace, m.name, m.spec, m.status)
 	return nil
 }
 
-// input is the merge input of one component, as the pod webhook builds it:
-// the component's view of the service (its acceleratorOverride in place of
-// spec.acceleratorSelector) and its class (the decoder's own pin, else the
-// engine's).
+// input is the merge input of one component, as the pod webhook builds
+// it (pin.InputFor): the component's view of the service and its class.
 func (d *decision) input(isvc *v1beta1.InferenceService, component string) merge.Input {
-	class := d.class
-	if component == v1beta1.ComponentDecoder && d.decoderClass != nil {
-		class = d.decoderClass
+	return pin.InputFor(isvc, component, d.pin, pin.Objects{
+		Runtime: d.runtime, Class: d.classFor(component), Profiles: d.profiles, Model: d.model})
+}
+
+// classFor is the class object of the class the pin names for component
+// (pin.Pin.ClassFor): the decoder's own, else the engine's.
+func (d *decision) classFor(component string) *v1beta1.AcceleratorClass {
+	if d.pin.ClassFor(component) == d.pin.AcceleratorClass {
+		return d.class
 	}
-	return merge.Input{
-		Service:          isvc.ForComponent(component),
-		Component:        component,
-		RuntimeKind:      d.runtimeKind,
-		RuntimeName:      d.runtimeName,
-		Runtime:          d.runtime,
-		AcceleratorClass: class,
-		Profiles:         d.profiles,
-		Model:            d.model,
-	}
+	return d.decoderClass
 }

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/reconcile/plan"
 )
 
@@ -181,7 +181,7 @@ func (c *Controller) serviceModel(isvc *v1beta1.InferenceService) (*model, error
 //     annotation so the webhook decides on the UPDATE. Once it equals, the
 //     webhook had its chance; the service is NotPinned as any other.
 func modelWait(isvc *v1beta1.InferenceService, m *model) (nudge string, wait *unresolved) {
-	if m == nil || isvc.Annotations[v1beta1.AnnotationResolvedRuntime] != "" {
+	if m == nil || pin.Pinned(isvc) {
 		return "", nil
 	}
 	// The webhook's rule (v1beta1.ModelAwaitsMetadata), not "resolved": a
@@ -196,7 +196,7 @@ func modelWait(isvc *v1beta1.InferenceService, m *model) (nudge string, wait *un
 			"InferenceService %s/%s waits for the metadata of %s (%s); the webhook pins a runtime once it is known",
 			isvc.Namespace, isvc.Name, m.ref(), why)}
 	}
-	if rev := plan.ModelMetadataRevision(m.spec, m.status); nudgeBase(isvc.Annotations[v1beta1.AnnotationModelMetadataRevision]) != rev {
+	if rev := plan.ModelMetadataRevision(m.spec, m.status); pin.NudgeBase(pin.ReadNudge(isvc).ModelRevision) != rev {
 		return rev, nil
 	}
 	return "", nil
@@ -209,12 +209,9 @@ func modelWait(isvc *v1beta1.InferenceService, m *model) (nudge string, wait *un
 // again): the service is Resolved=False reason ResolveRefused with the
 // webhook's answer.
 func (c *Controller) nudge(ctx context.Context, isvc *v1beta1.InferenceService, n *nudges) (*unresolved, bool, error) {
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": n.annotations}})
-	if err != nil {
-		return nil, false, err
-	}
+	body := n.set.MergePatch()
 	c.m.write("patch", "inferenceservices")
-	_, err = c.berth.OmeV1beta1().InferenceServices(isvc.Namespace).Patch(ctx, isvc.Name, types.MergePatchType, body, metav1.PatchOptions{})
+	_, err := c.berth.OmeV1beta1().InferenceServices(isvc.Namespace).Patch(ctx, isvc.Name, types.MergePatchType, body, metav1.PatchOptions{})
 	why := strings.Join(n.why, " and ")
 	switch {
 	case err == nil:

@@ -122,14 +122,8 @@ func (p *policyController) policyService(isvc *v1beta1.InferenceService, nsLabel
 	if unres != nil {
 		return policyService{}, false
 	}
-	classFor := func(component string) *v1beta1.AcceleratorClass {
-		if component == v1beta1.ComponentDecoder && dec.decoderClass != nil {
-			return dec.decoderClass
-		}
-		return dec.class
-	}
-	roles, _ := merge.ComposeService(merge.ServiceInput{Service: isvc, RuntimeKind: dec.runtimeKind, RuntimeName: dec.runtimeName,
-		Runtime: dec.runtime, ClassFor: classFor, Profiles: dec.profiles, Model: dec.model})
+	roles, _ := merge.ComposeService(merge.ServiceInput{Service: isvc, RuntimeKind: dec.pin.RuntimeKind, RuntimeName: dec.pin.RuntimeName,
+		Runtime: dec.runtime, ClassFor: dec.classFor, Profiles: dec.profiles, Model: dec.model.Mount()})
 	classes := map[string]*v1beta1.AcceleratorClass{}
 	var classList []*v1beta1.AcceleratorClass
 	if dec.class != nil {
@@ -146,7 +140,7 @@ func (p *policyController) policyService(isvc *v1beta1.InferenceService, nsLabel
 	}
 	in := policy.Service{
 		Subject: policy.Subject{Namespace: isvc.Namespace, NamespaceLabels: nsLabels, ServiceLabels: svcLabels},
-		Service: isvc, RuntimeKind: dec.runtimeKind, RuntimeName: dec.runtimeName, RuntimeLabels: p.runtimeLabels(isvc.Namespace, dec),
+		Service: isvc, RuntimeKind: dec.pin.RuntimeKind, RuntimeName: dec.pin.RuntimeName, RuntimeLabels: p.runtimeLabels(isvc.Namespace, dec),
 		RuntimeSpec: dec.runtime, Classes: classes, Roles: roles,
 	}
 	return policyService{key: isvc.Namespace + "/" + isvc.Name, created: isvc.CreationTimestamp.Unix(), in: in,
@@ -157,13 +151,13 @@ func (p *policyController) policyService(isvc *v1beta1.InferenceService, nsLabel
 // runtimeLabels are the labels of the pinned runtime object (a runtime
 // rule's allowedSelector reads them).
 func (p *policyController) runtimeLabels(namespace string, dec *decision) map[string]string {
-	switch dec.runtimeKind {
+	switch dec.pin.RuntimeKind {
 	case "ServingRuntime":
-		if rt, err := p.c.runtimes.ServingRuntimes(namespace).Get(dec.runtimeName); err == nil {
+		if rt, err := p.c.runtimes.ServingRuntimes(namespace).Get(dec.pin.RuntimeName); err == nil {
 			return rt.Labels
 		}
 	case "ClusterServingRuntime":
-		if rt, err := p.c.clusterRuntimes.Get(dec.runtimeName); err == nil {
+		if rt, err := p.c.clusterRuntimes.Get(dec.pin.RuntimeName); err == nil {
 			return rt.Labels
 		}
 	}

@@ -3,13 +3,13 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/pin"
 )
 
 // ReasonModelNotFound and ReasonRuntimeNotFound (Resolved=False): the
@@ -40,11 +40,12 @@ type refs struct {
 	runtimeMissing string // when named and missing: `no ClusterServingRuntime "x"`, ...
 }
 
-// nudges are the annotations a nudge patches, and what they say happened.
+// nudges are the annotations a nudge patches (pin.Nudge), and what they
+// say happened.
 type nudges struct {
-	annotations map[string]string
-	why         []string // "the metadata of ClusterBaseModel llama is known", "ClusterServingRuntime/rt exists"
-	model       *model   // set when the model's revision is nudged
+	set   pin.Nudge
+	why   []string // "the metadata of ClusterBaseModel llama is known", "ClusterServingRuntime/rt exists"
+	model *model   // set when the model's revision is nudged
 }
 
 // serviceWait decides, for a service the webhook has not pinned, whether it
@@ -61,7 +62,7 @@ type nudges struct {
 //     A recreated runtime has a new uid, so it nudges again. Once both
 //     equal, the webhook had its chance: the service is NotPinned.
 func serviceWait(isvc *v1beta1.InferenceService, r refs) (*nudges, *unresolved) {
-	if isvc.Annotations[v1beta1.AnnotationResolvedRuntime] != "" {
+	if pin.Pinned(isvc) {
 		return nil, nil
 	}
 	if u := missingWait(isvc, r); u != nil {
@@ -71,18 +72,18 @@ func serviceWait(isvc *v1beta1.InferenceService, r refs) (*nudges, *unresolved) 
 	if wait != nil {
 		return nil, wait
 	}
-	n := &nudges{annotations: map[string]string{}}
+	n := &nudges{}
 	if rev != "" {
-		n.annotations[v1beta1.AnnotationModelMetadataRevision] = rev
+		n.set.ModelRevision = rev
 		n.why = append(n.why, "the metadata of "+r.model.ref()+" is known (revision "+rev+")")
 		n.model = r.model
 	}
-	if r.runtime != "" && nudgeBase(isvc.Annotations[v1beta1.AnnotationRuntimeRevision]) != r.runtime {
-		n.annotations[v1beta1.AnnotationRuntimeRevision] = r.runtime
+	if r.runtime != "" && pin.NudgeBase(pin.ReadNudge(isvc).RuntimeRevision) != r.runtime {
+		n.set.RuntimeRevision = r.runtime
 		ref, _, _ := strings.Cut(r.runtime, "@")
 		n.why = append(n.why, ref+" exists")
 	}
-	if len(n.annotations) == 0 {
+	if n.set.IsZero() {
 		return nil, nil
 	}
 	return n, nil
@@ -187,7 +188,7 @@ func kindOf(k *string) string {
 // service's own update event syncs it again, by then pinned if the webhook
 // could decide), or when to look again (requeue).
 func (c *Controller) waitForReferences(ctx context.Context, isvc *v1beta1.InferenceService) (wait *unresolved, nudged bool, requeue time.Duration, err error) {
-	if isvc.Annotations[v1beta1.AnnotationResolvedRuntime] != "" {
+	if pin.Pinned(isvc) {
 		c.nudged(isvc, time.Time{})
 		return nil, false, 0, nil
 	}
@@ -213,30 +214,13 @@ func (c *Controller) waitForReferences(ctx context.Context, isvc *v1beta1.Infere
 // which may not have the model's status or the new runtime yet (it waits
 // for it briefly). Then it admits the update unpinned, and the annotations
 // already equal what serviceWait would write. renudge asks again, with the
-// attempt counted in the value ("<value>#<n>"; the webhook ignores
-// values), after renudgeDelay·2^(n-1), at most maxNudges times in all.
+// attempt counted in the value ("<value>#<n>", pin.Nudge.Retry; the
+// webhook ignores values), after renudgeDelay·2^(n-1), at most maxNudges
+// times in all.
 const (
 	maxNudges    = 3
 	renudgeDelay = 2 * time.Second
 )
-
-// nudgeBase is a nudge annotation's value without its attempt suffix.
-func nudgeBase(v string) string {
-	base, _ := splitNudge(v)
-	return base
-}
-
-func splitNudge(v string) (base string, attempt int) {
-	i := strings.LastIndexByte(v, '#')
-	if i < 0 {
-		return v, 1
-	}
-	n, err := strconv.Atoi(v[i+1:])
-	if err != nil || n < 1 {
-		return v, 1
-	}
-	return v[:i], n
-}
 
 // renudge decides (pure) whether an unpinned service that serviceWait
 // leaves alone is nudged again: only when it carries nudge annotations for
@@ -244,33 +228,26 @@ func splitNudge(v string) (base string, attempt int) {
 // since the last one (since; large when unknown) has passed. Otherwise it
 // says when to look again (0: never).
 func renudge(isvc *v1beta1.InferenceService, r refs, since time.Duration) (*nudges, time.Duration) {
-	if isvc.Annotations[v1beta1.AnnotationResolvedRuntime] != "" {
+	if pin.Pinned(isvc) {
 		return nil, 0
 	}
-	var keys []string
-	if r.model != nil && isvc.Annotations[v1beta1.AnnotationModelMetadataRevision] != "" {
-		keys = append(keys, v1beta1.AnnotationModelMetadataRevision)
+	carried, last := pin.ReadNudge(isvc), pin.Nudge{}
+	if r.model != nil {
+		last.ModelRevision = carried.ModelRevision
 	}
-	if r.runtime != "" && isvc.Annotations[v1beta1.AnnotationRuntimeRevision] != "" {
-		keys = append(keys, v1beta1.AnnotationRuntimeRevision)
+	if r.runtime != "" {
+		last.RuntimeRevision = carried.RuntimeRevision
 	}
-	attempt := 0
-	for _, k := range keys {
-		_, a := splitNudge(isvc.Annotations[k])
-		attempt = max(attempt, a)
-	}
-	if len(keys) == 0 || attempt >= maxNudges {
+	attempt := last.Attempt()
+	if last.IsZero() || attempt >= maxNudges {
 		return nil, 0
 	}
 	if delay := renudgeDelay << (attempt - 1); since < delay {
 		return nil, delay - since
 	}
-	n := &nudges{annotations: map[string]string{}, why: []string{fmt.Sprintf(
+	n := &nudges{set: last.Retry(attempt + 1), why: []string{fmt.Sprintf(
 		"the webhook left the service unpinned after the last nudge (its cache may have lagged); asking again, attempt %d of %d", attempt+1, maxNudges)}}
-	for _, k := range keys {
-		n.annotations[k] = nudgeBase(isvc.Annotations[k]) + "#" + strconv.Itoa(attempt+1)
-	}
-	if r.model != nil && n.annotations[v1beta1.AnnotationModelMetadataRevision] != "" {
+	if last.ModelRevision != "" {
 		n.model = r.model
 	}
 	return n, 0

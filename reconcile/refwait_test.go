@@ -89,7 +89,7 @@ func TestServiceWait(t *testing.T) {
 				return
 			}
 			require.NotNil(t, n)
-			assert.Equal(t, tc.wantNudge, n.annotations)
+			assert.Equal(t, tc.wantNudge, n.set.Annotations())
 			assert.Equal(t, tc.wantWhy, n.why)
 		})
 	}
@@ -288,10 +288,10 @@ func TestRenudge(t *testing.T) {
 				return
 			}
 			require.NotNil(t, n)
-			assert.Equal(t, tc.wantNudge, n.annotations)
+			assert.Equal(t, tc.wantNudge, n.set.Annotations())
 			// serviceWait reads the suffixed values as nudged: no flip-flop.
 			after := tc.isvc.DeepCopy()
-			for k, v := range n.annotations {
+			for k, v := range n.set.Annotations() {
 				after.Annotations[k] = v
 			}
 			sn, sw := serviceWait(after, tc.refs)

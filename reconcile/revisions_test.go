@@ -16,6 +16,7 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/reconcile/plan"
 )
 
@@ -26,7 +27,7 @@ func TestRestoreIsWhatTheWebhookComposes(t *testing.T) {
 		t.Run(fmt.Sprintf("leaderWorker=%v", leaderWorker), func(t *testing.T) {
 			rt := runtimeObj("rt", leaderWorker)
 			isvc := serviceObj("chat", "rt", 4)
-			dec := &decision{runtimeKind: "ClusterServingRuntime", runtimeName: "rt", runtime: &rt.Spec}
+			dec := &decision{pin: pin.Pin{RuntimeKind: pin.KindClusterServingRuntime, RuntimeName: "rt"}, runtime: &rt.Spec}
 			topo := merge.Topology(isvc, dec.runtime)[0]
 			c := &Controller{}
 			rec, err := c.newRecord(isvc, dec, topo, "rev1")

@@ -14,6 +14,7 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/reconcile/plan"
 )
 
@@ -25,12 +26,11 @@ func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopolog
 	unres *unresolved, gang *gangPlan, probs *syncProblems) v1beta1.InferenceServiceStatus {
 	st := *isvc.Status.DeepCopy()
 	st.ObservedGeneration = isvc.Generation
-	if ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]; ref != "" {
-		if kind, name, ok := strings.Cut(ref, "/"); ok {
-			st.Runtime = &v1beta1.ResolvedRef{Kind: kind, Name: name}
-		}
+	p, err := pin.Read(isvc)
+	if err == nil && pin.Pinned(isvc) {
+		st.Runtime = &v1beta1.ResolvedRef{Kind: p.RuntimeKind, Name: p.RuntimeName}
 	}
-	st.AcceleratorClass = isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass]
+	st.AcceleratorClass = p.AcceleratorClass
 
 	var statuses []plan.Status
 	if unres == nil {
@@ -47,7 +47,7 @@ func desiredStatus(isvc *v1beta1.InferenceService, topo []merge.ComponentTopolog
 		st.Ready = plan.ReadyColumn(statuses)
 		st.URL = serviceURL(isvc)
 	}
-	conds := plan.Conditions(statuses, isvc.Annotations[v1beta1.AnnotationResolvedRuntime] != "", "")
+	conds := plan.Conditions(statuses, pin.Pinned(isvc), "")
 	if unres != nil {
 		conds = plan.Conditions(nil, false, unres.message)
 	}
@@ -128,7 +128,7 @@ func resolvedMessage(isvc *v1beta1.InferenceService, dec *decision) string {
 		}
 		return head
 	}
-	msg := "pinned to " + dec.runtimeKind + "/" + dec.runtimeName
+	msg := "pinned to " + dec.pin.Runtime()
 	if dec.class != nil {
 		msg += " on AcceleratorClass " + dec.class.Name
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/pin"
 )
 
 // Runtime is the chosen runtime.
@@ -164,10 +165,10 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 	case KindClusterServingRuntime:
 		e = x.runtimes[objKey("", runtimeName)]
 	default:
-		return nil, &Error{Code: CodeInvalidInput, Reason: svc + ": annotation " + v1beta1.AnnotationResolvedRuntime + ": kind " + quote(runtimeKind) + " is not ServingRuntime or ClusterServingRuntime; remove the annotation to re-resolve"}
+		return nil, &Error{Code: CodeInvalidInput, Reason: svc + ": annotation " + pin.RuntimeAnnotation + ": kind " + quote(runtimeKind) + " is not ServingRuntime or ClusterServingRuntime; remove the annotation to re-resolve"}
 	}
 	if e == nil {
-		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned runtime " + runtimeKind + "/" + runtimeName + " no longer exists; recreate it or remove annotation " + v1beta1.AnnotationResolvedRuntime + " to re-resolve"}
+		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned runtime " + runtimeKind + "/" + runtimeName + " no longer exists; recreate it or remove annotation " + pin.RuntimeAnnotation + " to re-resolve"}
 	}
 	d := &Decision{
 		Model:    m.model,
@@ -191,7 +192,7 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 	d.ClassChosenBy = ChosenByPin
 	c := x.classes[className]
 	if c == nil {
-		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned AcceleratorClass " + quote(className) + " no longer exists; recreate it or remove annotation " + v1beta1.AnnotationResolvedAcceleratorClass + " to re-resolve"}
+		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned AcceleratorClass " + quote(className) + " no longer exists; recreate it or remove annotation " + pin.ClassAnnotation + " to re-resolve"}
 	}
 	d.AcceleratorClass = c.obj
 	var nodeSel map[string]string

@@ -11,6 +11,7 @@ import (
 
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/selection"
 	"github.com/berthdev/berth/webhook/handlers"
 )
@@ -97,10 +98,7 @@ func buildWorld(runtimes, classes, nodes int) (*world, error) {
 	if err != nil {
 		return nil, fmt.Errorf("synthetic service does not resolve: %w", err)
 	}
-	isvc.Annotations = map[string]string{
-		v1beta1.AnnotationResolvedRuntime:          d.RuntimeRef(),
-		v1beta1.AnnotationResolvedAcceleratorClass: d.AcceleratorClassName(),
-	}
+	pin.Write(isvc, pin.Pin{RuntimeKind: d.Runtime.Kind, RuntimeName: d.Runtime.Name, AcceleratorClass: d.AcceleratorClassName()}, "")
 	w.isvc = isvc
 	return w, w.services.Add(isvc)
 }

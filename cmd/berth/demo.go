@@ -19,6 +19,7 @@ import (
 
 	"github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv"
+	"github.com/berthdev/berth/pin"
 )
 
 func init() {
@@ -167,10 +168,9 @@ func describeSample(ctx context.Context, w io.Writer, env *devenv.Env) {
 			fmt.Fprintf(w, "   InferenceService %s: not stored (%v)\n", o.GetName(), err)
 			continue
 		}
-		ann := got.GetAnnotations()
-		if rt := ann[v1beta1.AnnotationResolvedRuntime]; rt != "" {
+		if p, _ := pin.Read(got); pin.Pinned(got) {
 			fmt.Fprintf(w, "   InferenceService %s/%s: berth chose runtime %s and AcceleratorClass %s.\n",
-				got.GetNamespace(), got.GetName(), rt, ann[v1beta1.AnnotationResolvedAcceleratorClass])
+				got.GetNamespace(), got.GetName(), p.Runtime(), p.AcceleratorClass)
 		} else {
 			fmt.Fprintf(w, "   InferenceService %s/%s is stored as written: no berth webhook has resolved its runtime and AcceleratorClass.\n",
 				got.GetNamespace(), got.GetName())

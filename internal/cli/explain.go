@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/webhook/handlers"
 )
 
@@ -138,10 +139,11 @@ func Explain(ctx context.Context, w *world, isvc *v1beta1.InferenceService) (*Re
 // decision; the outcome is the pinned decision (nil when it no longer
 // resolves).
 func (w *world) pinReport(svc *v1beta1.InferenceService) (*PinReport, *Outcome) {
+	pinned, _ := pin.Read(svc) // a malformed pin is reported as written; the check below says what is wrong
 	p := &PinReport{
-		Runtime:                 svc.Annotations[v1beta1.AnnotationResolvedRuntime],
-		AcceleratorClass:        svc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass],
-		DecoderAcceleratorClass: svc.Annotations[v1beta1.AnnotationResolvedDecoderAcceleratorClass],
+		Runtime:                 pinned.Runtime(),
+		AcceleratorClass:        pinned.AcceleratorClass,
+		DecoderAcceleratorClass: pinned.DecoderAcceleratorClass,
 	}
 	kept, verr, _, err := w.isvcs.Pinned(svc)
 	p.Passes = verr == nil

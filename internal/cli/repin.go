@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/pin"
 )
 
 func repinCommand() Command {
@@ -82,20 +82,20 @@ func runRepin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// repinPatch is the merge patch that sets annotation ome.io/repin to t.
+// repinPatch is the merge patch that sets annotation ome.io/repin to t
+// (pin.RepinPatch).
 func repinPatch(t time.Time) ([]byte, error) {
-	return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		v1beta1.AnnotationRepin: t.UTC().Format(time.RFC3339Nano)}}})
+	return pin.RepinPatch(t.UTC().Format(time.RFC3339Nano)), nil
 }
 
 // pinText is the pinned runtime and class of a service, as stored.
 func pinText(isvc *v1beta1.InferenceService) string {
-	rt := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]
-	if rt == "" {
+	if !pin.Pinned(isvc) {
 		return "not pinned (it waits; see its status)"
 	}
-	if cls := isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass]; cls != "" {
-		return rt + " on AcceleratorClass " + cls
+	p, _ := pin.Read(isvc) // a malformed pin is shown as it is
+	if p.AcceleratorClass != "" {
+		return p.Runtime() + " on AcceleratorClass " + p.AcceleratorClass
 	}
-	return rt
+	return p.Runtime()
 }

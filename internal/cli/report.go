@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/selection"
 	"github.com/berthdev/berth/webhook/handlers"
 )
@@ -135,7 +136,7 @@ func chosenRuntime(d *handlers.Decided, pinned bool) *Candidate {
 	how := "named in spec.runtime, and passes every check"
 	switch {
 	case pinned:
-		how = "pinned in annotation " + v1beta1.AnnotationResolvedRuntime
+		how = "pinned in annotation " + pin.RuntimeAnnotation
 	case d.Engine.Runtime.AutoSelected:
 		how = "auto-selected: serves the model and ranks first"
 	}
@@ -160,7 +161,7 @@ func chosenClass(d *selection.Decision) *Candidate {
 	case selection.ChosenByStrategy:
 		rule = "ranks first among the classes that fit, by strategy " + string(d.Strategy)
 	case selection.ChosenByPin:
-		rule = "pinned in annotation " + v1beta1.AnnotationResolvedAcceleratorClass
+		rule = "pinned in annotation " + pin.ClassAnnotation
 	}
 	if d.AcceleratorAvailable {
 		rule += "; has room now"
@@ -191,9 +192,7 @@ func rank(chosen *Candidate, losers []Candidate) []Candidate {
 }
 
 // isPinned says whether a service carries berth's pin.
-func isPinned(isvc *v1beta1.InferenceService) bool {
-	return isvc.Annotations[v1beta1.AnnotationResolvedRuntime] != ""
-}
+func isPinned(isvc *v1beta1.InferenceService) bool { return pin.Pinned(isvc) }
 
 // failedCandidates are the candidates of a selection error, each excluded.
 func failedCandidates(err error) []Candidate {

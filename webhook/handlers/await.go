@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/selection"
 )
 
@@ -29,12 +30,10 @@ import (
 // the wait (Resolved=False reason ModelNotFound or RuntimeNotFound) and
 // nudges the service when the object is created (annotations
 // ome.io/model-metadata-revision and ome.io/runtime-revision); the
-// webhook decides on that UPDATE. Neither nudge annotation is an input of
-// the decision, and a CREATE drops both, so a forged value neither moves a
-// pin nor keeps the reconciler from nudging.
-
-// nudgeAnnotations are the reconciler's: dropped on CREATE.
-var nudgeAnnotations = []string{v1beta1.AnnotationModelMetadataRevision, v1beta1.AnnotationRuntimeRevision}
+// webhook decides on that UPDATE (package pin owns that protocol: Nudge).
+// Neither nudge annotation is an input of the decision, and a CREATE drops
+// both (pin.ClearNudge), so a forged value neither moves a pin nor keeps
+// the reconciler from nudging.
 
 // waiting is why an unpinned service waits.
 type waiting struct {
@@ -61,7 +60,7 @@ func (h *InferenceServices) waitFor(isvc, old *v1beta1.InferenceService) (waitin
 
 // introduces: the request brings the reference (see above).
 func introduces(old *v1beta1.InferenceService, ref func(*v1beta1.InferenceService) any, cur *v1beta1.InferenceService) bool {
-	return old == nil || pinOf(old).runtime == "" || !equality.Semantic.DeepEqual(ref(old), ref(cur))
+	return old == nil || !pin.Pinned(old) || !equality.Semantic.DeepEqual(ref(old), ref(cur))
 }
 
 // waits says whether a service selection failed for with err waits: the
@@ -90,7 +89,7 @@ func (h *InferenceServices) waits(isvc, old *v1beta1.InferenceService, err error
 // (the downloader image). Nothing runs unpinned; the reconciler's nudge
 // brings the service back through both handlers to be pinned and judged.
 func leftWaiting(isvc *v1beta1.InferenceService) bool {
-	return pinOf(isvc).runtime == "" && strings.HasPrefix(isvc.Annotations[AnnotationDecision], waitingPrefix)
+	return !pin.Pinned(isvc) && strings.HasPrefix(isvc.Annotations[AnnotationDecision], waitingPrefix)
 }
 
 // waitingPrefix begins every line await writes in ome.io/decision, and

@@ -203,7 +203,7 @@ func TestRuntimeNudgeDecidesOnceTheRuntimeExists(t *testing.T) {
 // Neither nudge annotation is an input of the decision: written by hand on
 // a pinned service, it moves nothing.
 func TestForgedNudgesOnAPinnedServiceChangeNothing(t *testing.T) {
-	for _, key := range nudgeAnnotations {
+	for _, key := range []string{v1beta1.AnnotationModelMetadataRevision, v1beta1.AnnotationRuntimeRevision} {
 		t.Run(key, func(t *testing.T) {
 			w := seedWorld(t)
 			stored, _ := admitISVC(t, w, admissionv1.Create, seedService(t, "api/v1beta1/testdata/seeds/000-isvc-auto-select.yaml"), nil)

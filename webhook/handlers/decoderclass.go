@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/selection"
 )
 
@@ -49,6 +50,12 @@ func (c *choice) decoderClassName() string {
 		return ""
 	}
 	return c.decoder.AcceleratorClassName()
+}
+
+// pin is the decision as the service records it (pin.Write).
+func (c *choice) pin() pin.Pin {
+	return pin.Pin{RuntimeKind: c.Runtime.Kind, RuntimeName: c.Runtime.Name,
+		AcceleratorClass: c.AcceleratorClassName(), DecoderAcceleratorClass: c.decoderClassName()}
 }
 
 // classView is the service as selection sees it when choosing a
@@ -100,7 +107,7 @@ func (h *InferenceServices) decoderDecision(isvc *v1beta1.InferenceService, engi
 	view, field := classView(isvc, v1beta1.ComponentDecoder)
 	if a := strings.TrimSpace(view.Annotations[v1beta1.AnnotationAcceleratorClass]); class != "" && a != "" && a != class {
 		return nil, fmt.Errorf("InferenceService %s/%s: annotation %s=%q contradicts annotation %s=%q, which chooses the decoder's class too; remove the first and berth resolves the decoder's class again",
-			isvc.Namespace, isvc.Name, v1beta1.AnnotationResolvedDecoderAcceleratorClass, class, v1beta1.AnnotationAcceleratorClass, a)
+			isvc.Namespace, isvc.Name, pin.DecoderClassAnnotation, class, v1beta1.AnnotationAcceleratorClass, a)
 	}
 	probe := view.DeepCopy()
 	kind := engine.Runtime.Kind
@@ -129,7 +136,7 @@ func (h *InferenceServices) decoderDecision(isvc *v1beta1.InferenceService, engi
 	renameInDecision(d, field)
 	if class != "" && view.Annotations[v1beta1.AnnotationAcceleratorClass] == "" {
 		for i, l := range d.Explanation { // the pin chose the class, not the user's annotation
-			d.Explanation[i] = strings.ReplaceAll(l, "annotation "+v1beta1.AnnotationAcceleratorClass, "annotation "+v1beta1.AnnotationResolvedDecoderAcceleratorClass)
+			d.Explanation[i] = strings.ReplaceAll(l, "annotation "+v1beta1.AnnotationAcceleratorClass, "annotation "+pin.DecoderClassAnnotation)
 		}
 	}
 	return d, nil
@@ -168,20 +175,19 @@ func renameInDecision(d *selection.Decision, field string) {
 // decoderPinWords rewords selection's messages about the class annotation
 // the probe set to name the decoder's pin.
 func decoderPinWords(err error) error {
-	return errors.New(strings.ReplaceAll(err.Error(), "annotation "+v1beta1.AnnotationAcceleratorClass, "annotation "+v1beta1.AnnotationResolvedDecoderAcceleratorClass))
+	return errors.New(strings.ReplaceAll(err.Error(), "annotation "+v1beta1.AnnotationAcceleratorClass, "annotation "+pin.DecoderClassAnnotation))
 }
 
 // resolvePinned re-reads a pin without checking it (Index.Resolve): the
 // engine's runtime and class and the decoder's class when pinned.
-func (h *InferenceServices) resolvePinned(isvc *v1beta1.InferenceService, p pinned) (*choice, error) {
-	kind, name, _ := strings.Cut(p.runtime, "/")
-	d, err := h.Index.Resolve(isvc, kind, name, p.class)
+func (h *InferenceServices) resolvePinned(isvc *v1beta1.InferenceService, p pin.Pin) (*choice, error) {
+	d, err := h.Index.Resolve(isvc, p.RuntimeKind, p.RuntimeName, p.AcceleratorClass)
 	if err != nil {
 		return nil, err
 	}
 	c := &choice{Decision: d}
-	if p.decoder != "" {
-		if c.decoder, err = h.Index.Resolve(isvc, kind, name, p.decoder); err != nil {
+	if p.DecoderAcceleratorClass != "" {
+		if c.decoder, err = h.Index.Resolve(isvc, p.RuntimeKind, p.RuntimeName, p.DecoderAcceleratorClass); err != nil {
 			return nil, decoderPinMissing(err)
 		}
 	}
@@ -192,6 +198,6 @@ func (h *InferenceServices) resolvePinned(isvc *v1beta1.InferenceService, p pinn
 // for the decoder's pin.
 func decoderPinMissing(err error) error {
 	r := strings.NewReplacer("pinned AcceleratorClass", "pinned decoder AcceleratorClass",
-		"annotation "+v1beta1.AnnotationResolvedAcceleratorClass, "annotation "+v1beta1.AnnotationResolvedDecoderAcceleratorClass)
+		"annotation "+pin.ClassAnnotation, "annotation "+pin.DecoderClassAnnotation)
 	return errors.New(r.Replace(err.Error()))
 }

@@ -15,6 +15,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/api/v1beta1/validation"
 	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/selection"
 	"github.com/berthdev/berth/webhook/admission"
 	"github.com/berthdev/berth/webhook/patch"
@@ -315,7 +316,7 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 // and the update did not introduce the problem.
 func (h *InferenceServices) resolve(ctx context.Context, isvc, old *v1beta1.InferenceService) (*choice, error) {
 	cur := pinOf(isvc)
-	if cur.runtime == "" {
+	if !pin.Pinned(isvc) {
 		return h.selectSettled(ctx, isvc)
 	}
 	c, err := h.verifyPin(isvc, cur)

@@ -9,6 +9,7 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/policy"
 	"github.com/berthdev/berth/selection"
 )
@@ -84,7 +85,7 @@ func (h *InferenceServices) checkPolicies(isvc, old *v1beta1.InferenceService, d
 func (h *InferenceServices) storedDecision(isvc, old *v1beta1.InferenceService, d *choice) *choice {
 	p := pinOf(old)
 	switch {
-	case p.runtime == "":
+	case !pin.Pinned(old):
 		return nil
 	case p == pinOf(isvc):
 		return d
@@ -182,7 +183,7 @@ func (h *InferenceServices) namespaceInUse(namespace, exclude string) map[corev1
 // resolves (nothing of it can be created then).
 func (h *InferenceServices) serviceAccelerators(s *v1beta1.InferenceService) map[corev1.ResourceName]int64 {
 	p := pinOf(s)
-	if p.runtime == "" {
+	if !pin.Pinned(s) {
 		return nil
 	}
 	c, err := h.resolvePinned(s, p)
@@ -234,7 +235,7 @@ func (c *usageCache) rememberNamespace(namespace, exclude string, version uint64
 
 type usageEntry struct {
 	generation int64
-	pin        pinned
+	pin        pin.Pin
 	use        map[corev1.ResourceName]int64
 }
 

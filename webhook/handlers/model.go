@@ -98,16 +98,12 @@ func (h *InferenceServices) pendingModel(isvc *v1beta1.InferenceService) (select
 }
 
 // modelMount is the model merge mounts into engine and decoder pods: the
-// decision's model as merge.NewModelMount builds it from the model object
-// (the reconciler does the same, so both compute one revision). Its
-// merged Spec is a fixed point of v1beta1.EffectiveModelSpec. nil for a
-// model the service describes inline (KServe's predictor.model).
-func modelMount(m selection.Model) *merge.ModelMount {
-	if m.Kind != selection.KindBaseModel && m.Kind != selection.KindClusterBaseModel {
-		return nil
-	}
-	return merge.NewModelMount(m.Kind, m.Namespace, m.Name, m.Spec, v1beta1.ModelStatus{Discovered: m.Discovered})
-}
+// decision's model as pin.Model.Mount builds it, the one way the pod
+// webhook and the reconciler feed a model to merge (so both compute one
+// revision). Its merged Spec is a fixed point of
+// v1beta1.EffectiveModelSpec. nil for a model the service describes
+// inline (KServe's predictor.model).
+func modelMount(m selection.Model) *merge.ModelMount { return selectedModel(m).Mount() }
 
 // downloaderFor is the image to pin for a decision's model, "" for none:
 // the configured downloader when merge delivers the model by download

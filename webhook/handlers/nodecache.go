@@ -6,6 +6,7 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/pin"
 )
 
 // nodeCacheWarnings warns about a pinned service whose model is served
@@ -18,7 +19,7 @@ import (
 // agent may label nodes later. A service left unpinned (waiting) gets
 // none; the check is made on every admission that decides or holds a pin.
 func (h *InferenceServices) nodeCacheWarnings(isvc *v1beta1.InferenceService) []string {
-	if pinOf(isvc).runtime == "" {
+	if !pin.Pinned(isvc) {
 		return nil
 	}
 	m, err := h.Index.Model(isvc)

@@ -13,6 +13,7 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/selection"
 )
 
@@ -167,7 +168,7 @@ func (h *InferenceServices) Fresh(isvc *v1beta1.InferenceService) (*Decided, err
 // when isvc has no pin.
 func (h *InferenceServices) Pinned(isvc *v1beta1.InferenceService) (d *Decided, verified error, ok bool, err error) {
 	p := pinOf(isvc)
-	if p.runtime == "" {
+	if !pin.Pinned(isvc) {
 		return nil, nil, false, nil
 	}
 	c, verified := h.verifyPin(isvc, p)

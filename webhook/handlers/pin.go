@@ -10,31 +10,22 @@ import (
 	"strings"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/selection"
 )
 
-// pinned is the decision a service's annotations pin: the runtime, the
-// engine's class and the decoder's own class ("" when it runs on the
-// engine's).
-type pinned struct{ runtime, class, decoder string }
-
-func pinOf(isvc *v1beta1.InferenceService) pinned {
-	return pinned{isvc.Annotations[v1beta1.AnnotationResolvedRuntime], isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass],
-		isvc.Annotations[v1beta1.AnnotationResolvedDecoderAcceleratorClass]}
+// pinOf is the decision a service's annotations pin (pin.Read), malformed
+// or not: verifyEnginePin says what is wrong with a malformed one, and two
+// malformed pins compare like their values.
+func pinOf(isvc *v1beta1.InferenceService) pin.Pin {
+	p, _ := pin.Read(isvc)
+	return p
 }
 
-// berthAnnotations are written by berth only: whatever a request carries
-// there is decided again or checked.
-var berthAnnotations = []string{
-	v1beta1.AnnotationResolvedRuntime, v1beta1.AnnotationResolvedAcceleratorClass, v1beta1.AnnotationResolvedDecoderAcceleratorClass,
-	v1beta1.AnnotationResolvedInputs, AnnotationDecision, v1beta1.AnnotationModelDownloaderImage,
-}
-
-func clearPin(isvc *v1beta1.InferenceService) {
-	for _, k := range berthAnnotations {
-		delete(isvc.Annotations, k)
-	}
-}
+// clearPin removes the pin and what is recorded with it (pin.Recorded):
+// berth alone writes them, so whatever a request carries there is decided
+// again or checked.
+func clearPin(isvc *v1beta1.InferenceService) { pin.Clear(isvc) }
 
 // pin resolves and records the decision (old is the stored object on
 // UPDATE, nil on CREATE):
@@ -70,10 +61,8 @@ func (h *InferenceServices) pin(ctx context.Context, isvc, old *v1beta1.Inferenc
 	switch {
 	case old == nil:
 		clearPin(isvc)
-		for _, k := range nudgeAnnotations {
-			delete(isvc.Annotations, k)
-		}
-	case cur.runtime == "":
+		pin.ClearNudge(isvc)
+	case !pin.Pinned(isvc):
 	case repinAsked(isvc, old):
 		return append([]string{repinNote(isvc, pinOf(old))}, h.decide(ctx, isvc, old, digest)...)
 	case cur != pinOf(old):
@@ -102,12 +91,12 @@ func (h *InferenceServices) pin(ctx context.Context, isvc, old *v1beta1.Inferenc
 
 // editedNote says which pin annotations an UPDATE changed and that berth
 // keeps them.
-func editedNote(cur, old pinned) string {
+func editedNote(cur, old pin.Pin) string {
 	var changed []string
 	for _, a := range []struct{ key, now, was string }{
-		{v1beta1.AnnotationResolvedRuntime, cur.runtime, old.runtime},
-		{v1beta1.AnnotationResolvedAcceleratorClass, cur.class, old.class},
-		{v1beta1.AnnotationResolvedDecoderAcceleratorClass, cur.decoder, old.decoder},
+		{pin.RuntimeAnnotation, cur.Runtime(), old.Runtime()},
+		{pin.ClassAnnotation, cur.AcceleratorClass, old.AcceleratorClass},
+		{pin.DecoderClassAnnotation, cur.DecoderAcceleratorClass, old.DecoderAcceleratorClass},
 	} {
 		if a.now != a.was {
 			changed = append(changed, fmt.Sprintf("annotation %s was changed to %s", a.key, a.now))
@@ -173,11 +162,11 @@ func decisionWarnings(c *choice) []string {
 // hold keeps an unchanged pin: the digest is refreshed and the decision
 // annotation restored from the stored object. held is false when the
 // pinned runtime or class no longer exists.
-func (h *InferenceServices) hold(isvc, old *v1beta1.InferenceService, p pinned, digest string) (warnings []string, held bool) {
+func (h *InferenceServices) hold(isvc, old *v1beta1.InferenceService, p pin.Pin, digest string) (warnings []string, held bool) {
 	if _, err := h.resolvePinned(isvc, p); err != nil {
 		return nil, false
 	}
-	isvc.Annotations[v1beta1.AnnotationResolvedInputs] = digest
+	pin.SetInputs(isvc, digest)
 	if text, ok := old.Annotations[AnnotationDecision]; ok {
 		isvc.Annotations[AnnotationDecision] = text
 	} else {
@@ -188,7 +177,7 @@ func (h *InferenceServices) hold(isvc, old *v1beta1.InferenceService, p pinned, 
 		return []string{fmt.Sprintf("%s's metadata is being read again (%s); the pinned decision holds meanwhile", m.Ref(), m.Pending)}, true
 	}
 	if _, err := h.verifyPin(isvc, p); err != nil {
-		return []string{fmt.Sprintf("the pinned decision no longer passes: %v. The service keeps it (berth never moves a running service on its own); set annotation %s to a new value (berth repin %s -n %s) to let berth decide again", err, v1beta1.AnnotationRepin, isvc.Name, isvc.Namespace)}, true
+		return []string{fmt.Sprintf("the pinned decision no longer passes: %v. The service keeps it (berth never moves a running service on its own); set annotation %s to a new value (berth repin %s -n %s) to let berth decide again", err, pin.RepinAnnotation, isvc.Name, isvc.Namespace)}, true
 	}
 	return nil, true
 }
@@ -212,13 +201,7 @@ func (h *InferenceServices) holdDownloader(isvc, old *v1beta1.InferenceService) 
 // whenever the decoder has a decision of its own, even when it equals the
 // engine's: an absent decoder pin means "the engine's class".
 func (h *InferenceServices) record(isvc *v1beta1.InferenceService, c *choice, digest string) {
-	if isvc.Annotations == nil {
-		isvc.Annotations = map[string]string{}
-	}
-	isvc.Annotations[v1beta1.AnnotationResolvedRuntime] = c.RuntimeRef()
-	setOrDelete(isvc.Annotations, v1beta1.AnnotationResolvedAcceleratorClass, c.AcceleratorClassName())
-	setOrDelete(isvc.Annotations, v1beta1.AnnotationResolvedDecoderAcceleratorClass, c.decoderClassName())
-	isvc.Annotations[v1beta1.AnnotationResolvedInputs] = digest
+	pin.Write(isvc, c.pin(), digest)
 	isvc.Annotations[AnnotationDecision] = decisionText(c)
 	setOrDelete(isvc.Annotations, v1beta1.AnnotationModelDownloaderImage, h.downloaderFor(c.Model))
 }
@@ -243,46 +226,46 @@ func setOrDelete(m map[string]string, k, v string) {
 //
 // selection has no "check this pair" entry point, so this runs Select on a
 // copy with both forced and rewrites the messages to name the annotations.
-func (h *InferenceServices) verifyPin(isvc *v1beta1.InferenceService, p pinned) (*choice, error) {
+func (h *InferenceServices) verifyPin(isvc *v1beta1.InferenceService, p pin.Pin) (*choice, error) {
 	d, err := h.verifyEnginePin(isvc, p)
 	if err != nil {
 		return nil, err
 	}
 	c := &choice{Decision: d}
-	if p.decoder == "" && !ownDecoderClass(isvc, d.Runtime.Spec) {
+	if p.DecoderAcceleratorClass == "" && !ownDecoderClass(isvc, d.Runtime.Spec) {
 		return c, nil
 	}
 	if isvc.Spec.Decoder == nil && d.Runtime.Spec.DecoderConfig == nil {
 		return nil, fmt.Errorf("InferenceService %s/%s: annotation %s=%q pins a decoder class, but neither the service nor %s has a decoder; remove the annotation",
-			isvc.Namespace, isvc.Name, v1beta1.AnnotationResolvedDecoderAcceleratorClass, p.decoder, d.RuntimeRef())
+			isvc.Namespace, isvc.Name, pin.DecoderClassAnnotation, p.DecoderAcceleratorClass, d.RuntimeRef())
 	}
-	if c.decoder, err = h.decoderDecision(isvc, d, p.decoder); err != nil {
+	if c.decoder, err = h.decoderDecision(isvc, d, p.DecoderAcceleratorClass); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
 // verifyEnginePin checks the runtime and the engine's class of a pin.
-func (h *InferenceServices) verifyEnginePin(isvc *v1beta1.InferenceService, p pinned) (*selection.Decision, error) {
+func (h *InferenceServices) verifyEnginePin(isvc *v1beta1.InferenceService, p pin.Pin) (*selection.Decision, error) {
 	svc := "InferenceService " + isvc.Namespace + "/" + isvc.Name
-	kind, name, ok := strings.Cut(p.runtime, "/")
-	if !ok || (kind != selection.KindServingRuntime && kind != selection.KindClusterServingRuntime) || name == "" {
-		return nil, fmt.Errorf("%s: annotation %s=%q is not ServingRuntime/<name> or ClusterServingRuntime/<name>; remove it and berth resolves the runtime again", svc, v1beta1.AnnotationResolvedRuntime, p.runtime)
+	if _, err := pin.Read(isvc); err != nil {
+		return nil, fmt.Errorf("%s: %v; remove it and berth resolves the runtime again", svc, err)
 	}
+	kind, name := p.RuntimeKind, p.RuntimeName
 	if r := isvc.Spec.Runtime; r != nil && r.Name != "" && (r.Name != name || (r.Kind != nil && *r.Kind != kind)) {
-		return nil, fmt.Errorf("%s: annotation %s=%s contradicts spec.runtime (%s); remove the annotation and berth resolves the runtime again", svc, v1beta1.AnnotationResolvedRuntime, p.runtime, r.Name)
+		return nil, fmt.Errorf("%s: annotation %s=%s contradicts spec.runtime (%s); remove the annotation and berth resolves the runtime again", svc, pin.RuntimeAnnotation, p.Runtime(), r.Name)
 	}
 	view, field := classView(isvc, v1beta1.ComponentEngine)
-	if a := strings.TrimSpace(view.Annotations[v1beta1.AnnotationAcceleratorClass]); a != "" && a != p.class {
-		return nil, fmt.Errorf("%s: annotation %s=%q contradicts annotation %s=%q; remove the first and berth resolves the class again", svc, v1beta1.AnnotationResolvedAcceleratorClass, p.class, v1beta1.AnnotationAcceleratorClass, a)
+	if a := strings.TrimSpace(view.Annotations[v1beta1.AnnotationAcceleratorClass]); a != "" && a != p.AcceleratorClass {
+		return nil, fmt.Errorf("%s: annotation %s=%q contradicts annotation %s=%q; remove the first and berth resolves the class again", svc, pin.ClassAnnotation, p.AcceleratorClass, v1beta1.AnnotationAcceleratorClass, a)
 	}
 	probe := view.DeepCopy()
 	probe.Spec.Runtime = &v1beta1.ServingRuntimeRef{Name: name, Kind: &kind}
-	if p.class != "" {
+	if p.AcceleratorClass != "" {
 		if probe.Annotations == nil {
 			probe.Annotations = map[string]string{}
 		}
-		probe.Annotations[v1beta1.AnnotationAcceleratorClass] = p.class
+		probe.Annotations[v1beta1.AnnotationAcceleratorClass] = p.AcceleratorClass
 	}
 	// Not gated by ServingPolicies: berth does not choose here, it checks
 	// a choice; the policies judge it on the composed service after the
@@ -292,10 +275,10 @@ func (h *InferenceServices) verifyEnginePin(isvc *v1beta1.InferenceService, p pi
 		return nil, pinError(renameSelector(err, field))
 	}
 	renameInDecision(d, field)
-	if got := d.AcceleratorClassName(); got != p.class {
-		return nil, fmt.Errorf("%s: the pin names no AcceleratorClass, but %s needs one for this service (berth would choose %s); remove annotation %s and berth decides again", svc, p.runtime, got, v1beta1.AnnotationResolvedRuntime)
+	if got := d.AcceleratorClassName(); got != p.AcceleratorClass {
+		return nil, fmt.Errorf("%s: the pin names no AcceleratorClass, but %s needs one for this service (berth would choose %s); remove annotation %s and berth decides again", svc, p.Runtime(), got, pin.RuntimeAnnotation)
 	}
-	if p.class != "" && view.Annotations[v1beta1.AnnotationAcceleratorClass] == "" {
+	if p.AcceleratorClass != "" && view.Annotations[v1beta1.AnnotationAcceleratorClass] == "" {
 		for i, l := range d.Explanation { // the pin chose the class, not the user's annotation
 			d.Explanation[i] = pinWords.Replace(l)
 		}
@@ -308,9 +291,9 @@ func (h *InferenceServices) verifyEnginePin(isvc *v1beta1.InferenceService, p pi
 func pinError(err error) error { return fmt.Errorf("%s", pinWords.Replace(err.Error())) }
 
 var pinWords = strings.NewReplacer(
-	": spec.runtime.name: ", ": annotation "+v1beta1.AnnotationResolvedRuntime+": ",
+	": spec.runtime.name: ", ": annotation "+pin.RuntimeAnnotation+": ",
 	"; fix the runtime or remove spec.runtime to auto-select one", "; remove the annotation and berth decides again",
-	"annotation "+v1beta1.AnnotationAcceleratorClass, "annotation "+v1beta1.AnnotationResolvedAcceleratorClass,
+	"annotation "+v1beta1.AnnotationAcceleratorClass, "annotation "+pin.ClassAnnotation,
 )
 
 // inputDigest hashes exactly what the decision depends on. It is recorded

@@ -9,6 +9,7 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/api/v1beta1/validation"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/selection"
 	"github.com/berthdev/berth/webhook/admission"
 )
@@ -24,48 +25,30 @@ import (
 // value (repinAsked; `berth repin` sets it to the time).
 
 // repinAsked says whether an UPDATE asks for a new decision: annotation
-// ome.io/repin is set and differs from the stored object's.
-func repinAsked(isvc, old *v1beta1.InferenceService) bool {
-	if old == nil {
-		return false
-	}
-	v := isvc.Annotations[v1beta1.AnnotationRepin]
-	return v != "" && v != old.Annotations[v1beta1.AnnotationRepin]
-}
+// ome.io/repin is set and differs from the stored object's (pin.RepinAsked).
+func repinAsked(isvc, old *v1beta1.InferenceService) bool { return pin.RepinAsked(isvc, old) }
 
 // repinNote is the warning of an UPDATE that asked for a new decision.
-func repinNote(isvc *v1beta1.InferenceService, was pinned) string {
+func repinNote(isvc *v1beta1.InferenceService, was pin.Pin) string {
 	return fmt.Sprintf("annotation %s=%q asks for a new decision: berth decided again (the pin was %s)",
-		v1beta1.AnnotationRepin, isvc.Annotations[v1beta1.AnnotationRepin], was.describe())
-}
-
-func (p pinned) describe() string {
-	s := p.runtime
-	if p.class != "" {
-		s += " on AcceleratorClass " + p.class
-	}
-	if p.decoder != "" {
-		s += ", decoder on AcceleratorClass " + p.decoder
-	}
-	return s
+		pin.RepinAnnotation, pin.RepinValue(isvc), was.Describe())
 }
 
 // gonePin names what of pin p no longer exists ("" when everything does):
 // the runtime, the engine's class or the decoder's class.
-func (h *InferenceServices) gonePin(isvc *v1beta1.InferenceService, p pinned) string {
-	kind, name, ok := strings.Cut(p.runtime, "/")
-	if !ok {
+func (h *InferenceServices) gonePin(isvc *v1beta1.InferenceService, p pin.Pin) string {
+	if _, err := pin.Read(isvc); err != nil {
 		return ""
 	}
 	var gone []string
-	if _, err := h.Index.Resolve(isvc, kind, name, ""); selection.Code(err) == selection.CodePinnedObjectMissing {
-		gone = append(gone, "runtime "+p.runtime)
+	if _, err := h.Index.Resolve(isvc, p.RuntimeKind, p.RuntimeName, ""); selection.Code(err) == selection.CodePinnedObjectMissing {
+		gone = append(gone, "runtime "+p.Runtime())
 	}
-	if _, ok := h.Index.AcceleratorClass(p.class); p.class != "" && !ok {
-		gone = append(gone, "AcceleratorClass "+p.class)
+	if _, ok := h.Index.AcceleratorClass(p.AcceleratorClass); p.AcceleratorClass != "" && !ok {
+		gone = append(gone, "AcceleratorClass "+p.AcceleratorClass)
 	}
-	if _, ok := h.Index.AcceleratorClass(p.decoder); p.decoder != "" && !ok {
-		gone = append(gone, "decoder AcceleratorClass "+p.decoder)
+	if _, ok := h.Index.AcceleratorClass(p.DecoderAcceleratorClass); p.DecoderAcceleratorClass != "" && !ok {
+		gone = append(gone, "decoder AcceleratorClass "+p.DecoderAcceleratorClass)
 	}
 	return strings.Join(gone, " and ")
 }
@@ -76,7 +59,7 @@ func (h *InferenceServices) gonePin(isvc *v1beta1.InferenceService, p pinned) st
 // validating one admits what it cannot compose.
 func (h *InferenceServices) heldWhileGone(isvc, old *v1beta1.InferenceService) (string, bool) {
 	cur := pinOf(isvc)
-	if old == nil || cur.runtime == "" || cur != pinOf(old) || repinAsked(isvc, old) || inputDigest(isvc) != inputDigest(old) {
+	if old == nil || !pin.Pinned(isvc) || cur != pinOf(old) || repinAsked(isvc, old) || inputDigest(isvc) != inputDigest(old) {
 		return "", false
 	}
 	gone := h.gonePin(isvc, cur)
@@ -87,7 +70,7 @@ func (h *InferenceServices) heldWhileGone(isvc, old *v1beta1.InferenceService) (
 // is gone, restores the decision annotations from the stored object, and
 // says so.
 func (h *InferenceServices) keepGone(isvc, old *v1beta1.InferenceService, gone, digest string) []string {
-	isvc.Annotations[v1beta1.AnnotationResolvedInputs] = digest
+	pin.SetInputs(isvc, digest)
 	if text, ok := old.Annotations[AnnotationDecision]; ok {
 		isvc.Annotations[AnnotationDecision] = text
 	} else {
@@ -96,7 +79,7 @@ func (h *InferenceServices) keepGone(isvc, old *v1beta1.InferenceService, gone, 
 	h.holdDownloader(isvc, old)
 	return []string{fmt.Sprintf("the pinned %s no longer exists; the service keeps its pin and its running pods (berth never moves a service on its own), "+
 		"but no new pod can be created until it is recreated. To let berth decide again, set annotation %s to a new value (berth repin %s -n %s)",
-		gone, v1beta1.AnnotationRepin, isvc.Name, isvc.Namespace)}
+		gone, pin.RepinAnnotation, isvc.Name, isvc.Namespace)}
 }
 
 // validateHeld admits an UPDATE that keeps a pin whose runtime or class is

@@ -14,6 +14,7 @@ import (
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/selection"
 	"github.com/berthdev/berth/webhook/admission"
 )
@@ -66,7 +67,7 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	if restored(&pod) {
 		return h.podPolicies(ns, isvc, &pod).response("Pod", "", pod.Name, strings.TrimPrefix(who, "pod "), nil)
 	}
-	component, d, deny := h.pinnedFor(isvc, &pod, who)
+	component, pinned, d, deny := h.pinnedFor(isvc, &pod, who)
 	if deny != nil {
 		return deny
 	}
@@ -74,17 +75,9 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	if err != nil {
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
 	}
-	in := merge.Input{
-		Service:          isvc.ForComponent(component),
-		Component:        component,
-		RuntimeKind:      d.Runtime.Kind,
-		RuntimeName:      d.Runtime.Name,
-		Runtime:          d.Runtime.Spec,
-		AcceleratorClass: d.AcceleratorClass,
-		Profiles:         h.profiles(),
-		Group:            group,
-		Model:            modelMount(d.Model),
-	}
+	in := pin.InputFor(isvc, component, pinned, pin.Objects{
+		Runtime: d.Runtime.Spec, Class: d.AcceleratorClass, Profiles: h.profiles(), Model: selectedModel(d.Model)})
+	in.Group = group
 	// The round trip is encoded before the pod is composed in place (no
 	// copy of the pod).
 	rt, err := json.Marshal(&pod)
@@ -129,13 +122,16 @@ func restored(pod *corev1.Pod) bool {
 	return pod.Annotations[v1beta1.AnnotationRestoredFrom] != "" && pod.Annotations[v1beta1.AnnotationRevision] != ""
 }
 
-// pinnedFor is the pod's component and the decision its service pinned
-// for it, or the denial saying why there is none.
-func (h *Pods) pinnedFor(isvc *v1beta1.InferenceService, pod *corev1.Pod, who string) (string, *selection.Decision, *admissionv1.AdmissionResponse) {
-	ref := isvc.Annotations[v1beta1.AnnotationResolvedRuntime]
-	kind, name, ok := strings.Cut(ref, "/")
-	if !ok {
-		return "", nil, admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the service has no resolved runtime (annotation %s); it was admitted without berth's webhook or its pin was removed — re-apply the InferenceService so berth resolves it", who, v1beta1.AnnotationResolvedRuntime))
+// pinnedFor is the pod's component, its service's pin and the decision
+// the pin names for the component (read back from the index), or the
+// denial saying why there is none.
+func (h *Pods) pinnedFor(isvc *v1beta1.InferenceService, pod *corev1.Pod, who string) (string, pin.Pin, *selection.Decision, *admissionv1.AdmissionResponse) {
+	p, err := pin.Read(isvc)
+	if !pin.Pinned(isvc) {
+		return "", p, nil, admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the service has no resolved runtime (annotation %s); it was admitted without berth's webhook or its pin was removed — re-apply the InferenceService so berth resolves it", who, pin.RuntimeAnnotation))
+	}
+	if err != nil {
+		return "", p, nil, admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the pinned decision no longer resolves: %v; remove it and re-apply the InferenceService so berth resolves it", who, err))
 	}
 	component := pod.Labels[v1beta1.LabelComponent]
 	if component == "" {
@@ -144,13 +140,13 @@ func (h *Pods) pinnedFor(isvc *v1beta1.InferenceService, pod *corev1.Pod, who st
 	switch component {
 	case v1beta1.ComponentEngine, v1beta1.ComponentDecoder, v1beta1.ComponentRouter:
 	default:
-		return "", nil, admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: label %s=%q is not engine, decoder or router", who, v1beta1.LabelComponent, component))
+		return "", p, nil, admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: label %s=%q is not engine, decoder or router", who, v1beta1.LabelComponent, component))
 	}
-	d, err := h.resolve(isvc, kind, name, component)
+	d, err := h.resolve(isvc, p, component)
 	if err != nil {
-		return "", nil, admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the pinned decision no longer resolves: %v", who, err))
+		return "", p, nil, admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the pinned decision no longer resolves: %v", who, err))
 	}
-	return component, d, nil
+	return component, p, d, nil
 }
 
 // podPolicies checks the composed pod against the ServingPolicies of its
@@ -166,19 +162,21 @@ func (h *Pods) podPolicies(ns string, isvc *v1beta1.InferenceService, pod *corev
 }
 
 // resolve reads the pinned decision a component's pods are composed from:
-// the runtime and, for decoder pods, the decoder's class when it has its
-// own pin (ome.io/resolved-decoder-accelerator-class), else the engine's.
-func (h *Pods) resolve(isvc *v1beta1.InferenceService, kind, name, component string) (*selection.Decision, error) {
-	if component == v1beta1.ComponentDecoder {
-		if class := isvc.Annotations[v1beta1.AnnotationResolvedDecoderAcceleratorClass]; class != "" {
-			d, err := h.Index.Resolve(isvc, kind, name, class)
-			if err != nil {
-				return nil, decoderPinMissing(err)
-			}
-			return d, nil
-		}
+// the runtime and the class the pin names for the component
+// (pin.Pin.ClassFor: for decoder pods the decoder's own, else the
+// engine's).
+func (h *Pods) resolve(isvc *v1beta1.InferenceService, p pin.Pin, component string) (*selection.Decision, error) {
+	d, err := h.Index.Resolve(isvc, p.RuntimeKind, p.RuntimeName, p.ClassFor(component))
+	if err != nil && component == v1beta1.ComponentDecoder && p.DecoderAcceleratorClass != "" {
+		return nil, decoderPinMissing(err)
 	}
-	return h.Index.Resolve(isvc, kind, name, isvc.Annotations[v1beta1.AnnotationResolvedAcceleratorClass])
+	return d, err
+}
+
+// selectedModel is the model of a decision as pin.InputFor mounts it: the
+// effective spec selection holds and status.discovered.
+func selectedModel(m selection.Model) *pin.Model {
+	return &pin.Model{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, Spec: m.Spec, Discovered: m.Discovered}
 }
 
 func (h *Pods) service(ctx context.Context, ns, name string) (*v1beta1.InferenceService, error) {
