@@ -91,6 +91,16 @@
 // deterministic: the same service and runtime give the same pods and
 // revision wherever they are composed.
 //
+// # Templates: checked when a runtime is applied
+//
+// ValidateRuntimeTemplates checks the same strings of a runtime (command
+// and args items and env values, wherever the spec has them; probes and
+// lifecycle hooks are not rendered) for an action that reads like berth's
+// ("{{." or "{{index") but that RenderTemplate would leave literal: one
+// it does not support ({{.Spec.Model}}, {{.Labels.team-name}}) or one never
+// closed. It returns a field.ErrorList whose paths name each string; the
+// runtime webhook denies with it.
+//
 // # Args
 //
 // A layer that sets a command replaces the command line with its own (see

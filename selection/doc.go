@@ -84,6 +84,13 @@
 // name. A named runtime (spec.runtime) is checked the same way except that
 // autoSelect is not required.
 //
+// ValidateRuntimeSpec checks what this package parses in one runtime
+// (format names and priorities, versions and operators, sizes, compute
+// capabilities, preference conditions); Index.PriorityConflicts finds
+// auto-select entries of the same scope that tie. Both return a
+// field.ErrorList (Invalid, the detail saying what is wrong), so the
+// runtime webhook's denial names each field.
+//
 // # Choosing the AcceleratorClass
 //
 // Only a service that asks for an accelerator gets a class: an accelerator
