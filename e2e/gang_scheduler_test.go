@@ -211,17 +211,14 @@ func boundPods(t *testing.T, ns string, names []string) (nodes []string, pods []
 // nodes; on timeout it fails with every pod's conditions.
 func waitBound(t *testing.T, ns string, names []string, want int, timeout time.Duration) []string {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		nodes, pods := boundPods(t, ns, names)
-		if len(nodes) >= want {
-			return nodes
-		}
-		if time.Now().After(deadline) {
-			require.FailNowf(t, "pods not bound", "%d of %d pods bound after %s, want %d: %s", len(nodes), len(names), timeout, want, podConditions(pods))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	var pods []*corev1.Pod
+	return e2eutil.Poll(t, timeout, fmt.Sprintf("%d of the %d pods bound", want, len(names)),
+		func(context.Context) ([]string, error) {
+			var nodes []string
+			nodes, pods = boundPods(t, ns, names)
+			return nodes, nil
+		}, func(nodes []string) bool { return len(nodes) >= want },
+		func(nodes []string) string { return fmt.Sprintf("%d bound: %s", len(nodes), podConditions(pods)) })
 }
 
 // waitPodGroupPhase polls the Coscheduling PodGroup until status.phase is

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 	"github.com/berthdev/berth/merge"
 )
 
@@ -194,25 +195,26 @@ func engineRevisions(ns, name string) (map[string]int, int, error) {
 // waitRolling waits until two revisions coexist: the rollout has begun.
 func waitRolling(t *testing.T, ns, name string) {
 	t.Helper()
-	require.NoError(t, wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		revs, _, err := engineRevisions(ns, name)
-		return err == nil && len(revs) > 1, nil
-	}), "the rollout of %s/%s never began", ns, name)
+	e2eutil.Poll(t, time.Minute, fmt.Sprintf("the rollout of %s/%s begun", ns, name),
+		func(context.Context) (int, error) {
+			revs, _, err := engineRevisions(ns, name)
+			return len(revs), err
+		}, func(revs int) bool { return revs > 1 }, nil)
 }
 
 // waitRolledOut waits until every pod is at one revision, Ready, and the
 // service Ready.
 func waitRolledOut(t *testing.T, ns, name string, timeout time.Duration) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		revs, ready, err := engineRevisions(ns, name)
-		if err != nil {
-			return false, nil
-		}
-		last = fmt.Sprintf("revisions %v, %d ready", revs, ready)
-		return len(revs) == 1 && ready == 3, nil
-	})
-	require.NoError(t, err, "the rollout of %s/%s did not complete: %s", ns, name, last)
+	type rollout struct {
+		revs  map[string]int
+		ready int
+	}
+	e2eutil.Poll(t, timeout, fmt.Sprintf("the rollout of %s/%s complete", ns, name),
+		func(context.Context) (rollout, error) {
+			revs, ready, err := engineRevisions(ns, name)
+			return rollout{revs, ready}, err
+		}, func(r rollout) bool { return len(r.revs) == 1 && r.ready == 3 },
+		func(r rollout) string { return fmt.Sprintf("revisions %v, %d ready", r.revs, r.ready) })
 	waitServiceReady(t, berthClient(t), ns, name, time.Minute)
 }
