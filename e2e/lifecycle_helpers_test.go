@@ -34,6 +34,7 @@ import (
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/devenv/process"
 	"github.com/berthdev/berth/internal/testing/e2eutil"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 )
 
 // Deadlines of the lifecycle tests: generous, since the machine has two
@@ -54,15 +55,8 @@ const (
 )
 
 func tinyModelObj(ns string) *v1beta1.BaseModel {
-	return &v1beta1.BaseModel{
-		ObjectMeta: metav1.ObjectMeta{Name: tinyModel, Namespace: ns},
-		Spec: v1beta1.BaseModelSpec{
-			ModelFormat:        v1beta1.ModelFormat{Name: "safetensors", Version: ptr("1.0.0")},
-			ModelFramework:     &v1beta1.ModelFrameworkSpec{Name: "transformers", Version: ptr("4.57.1")},
-			ModelArchitecture:  ptr("LlamaForCausalLM"),
-			ModelParameterSize: ptr("1.24B"),
-		},
-	}
+	return wrappers.MakeBaseModel(ns, tinyModel).Format("safetensors", "1.0.0").Framework("transformers", "4.57.1").
+		Architecture("LlamaForCausalLM").Size("1.24B").Obj()
 }
 
 // lifecycleNamespace is e2eutil.Namespace plus the tiny model, the out-of-box
