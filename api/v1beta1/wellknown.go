@@ -15,6 +15,12 @@ const (
 	// LabelWorkerIndex is a pod's index inside its group (leader = 0).
 	LabelWorkerIndex = "ome.io/worker-index"
 
+	// The pin and the protocol that asks for a new one: the resolved-*
+	// annotations, AnnotationRepin and the nudges (AnnotationModelMetadataRevision,
+	// AnnotationRuntimeRevision) are read and written only through package
+	// pin (pin.Read, pin.Write, pin.Nudge); a test there names any other
+	// code that refers to them.
+
 	// AnnotationResolvedRuntime pins the runtime: "<Kind>/<name>".
 	AnnotationResolvedRuntime = "ome.io/resolved-runtime"
 	// AnnotationResolvedAcceleratorClass pins the AcceleratorClass of the

@@ -48,9 +48,10 @@ import (
 //   - Pods, and the composition check at admission, get the resolved
 //     model in merge.Input.Model (modelMount): the same model the
 //     reconciler resolves (spec.model.kind, else a BaseModel of the
-//     service's namespace, else the ClusterBaseModel), built by
-//     merge.NewModelMount from its spec and status, so the revision the
-//     pod webhook stamps is the reconciler's. The pod webhook's revision
+//     service's namespace, else the ClusterBaseModel), fed to merge the
+//     one way package pin feeds it (pin.Model: spec and
+//     status.discovered), so the revision the pod webhook stamps is the
+//     reconciler's. The pod webhook's revision
 //     cache is keyed by the model's resourceVersion too.
 //   - Denied, naming the field: a storage URI with an unknown scheme, the
 //     claim of a pvc:// URI that does not exist in the service's
