@@ -115,14 +115,13 @@
 //  2. Wait while creations or deletions already sent are not yet observed
 //     (expectations, as the ReplicaSet controller): a stale cache never
 //     creates a pod twice or rolls one group too many.
-//  3. Read the pinned decision back from the cache (pin.Read, then the
-//     runtime, classes and model it names). If the pinned runtime
+//  3. Read the pinned decision back from the cache. If the pinned runtime
 //     or class is gone, nothing is touched: running pods stay, and the
 //     service is Resolved=False, Degraded=True with the reason. A disabled
 //     pinned runtime keeps serving and is Degraded.
-//  4. Per component: merge.Revision of the pinned inputs (pin.InputFor,
-//     as the pod webhook builds them), its record (revisions.go, below),
-//     the planner's next step, applied: deletes with UID preconditions, creates
+//  4. Per component: merge.Revision of the pinned inputs (the same inputs
+//     the pod webhook uses), its record (revisions.go, below), the
+//     planner's next step, applied: deletes with UID preconditions, creates
 //     with deterministic names, events. A labelled pod at one of those
 //     names that the service does not control (an orphan of kubectl delete
 //     --cascade=orphan, someone else's) is given to the planner as
@@ -222,12 +221,10 @@
 // await metadata) the service is nudged with one merge patch of each
 // annotation that differs: ome.io/model-metadata-revision and
 // ome.io/runtime-revision, the runtime's <Kind>/<name>@<uid> (a recreated
-// runtime nudges again). A refusal is ResolveRefused as above. The nudge
-// annotations, their attempt suffix and the patch are package pin's
-// (pin.Nudge), as is every read of the pin.
+// runtime nudges again). A refusal is ResolveRefused as above.
 //
 // A pinned service's merge input carries its model as the pod webhook
-// feeds it (pin.Model: the spec and status.discovered, found as
+// builds it (merge.NewModelMount of the spec and status, found as
 // selection finds it: spec.model.kind, else a BaseModel in the namespace,
 // else a ClusterBaseModel), so the revisions agree; a model that no
 // longer exists is Resolved=False reason ModelMissing, pods kept.
@@ -464,12 +461,16 @@
 // Warning Event of that reason; once the cache syncs, a class with that
 // condition False gets True ResourceFlavorCRDInstalled. Server-side apply
 // of that one condition (field manager berth-kueue-sync), only when it
-// changes; a class that never saw the CRD missing has none. The Go module
-// proxy serves no sigs.k8s.io/kueue release berth tried, so flavors are
+// changes; a class that never saw the CRD missing has none. Flavors are
 // read and written with the dynamic client (ResourceFlavorGVR,
-// kueue.x-k8s.io/v1beta1) and only the documented fields spec.nodeLabels,
-// spec.nodeTaints and spec.tolerations. Each pair has one source, so edits
-// never ping-pong:
+// kueue.x-k8s.io/v1beta1, which Kueue v0.17 still serves next to v1beta2)
+// and only the fields spec.nodeLabels, spec.nodeTaints and
+// spec.tolerations. berth's module does not import Kueue's Go types:
+// sigs.k8s.io/kueue v0.17.0 requires k8s.io/* v0.35 (and
+// controller-runtime), above berth's v0.34. The e2e tests run the sync
+// against Kueue v0.17.0's own CRDs and controller manager, whose schema
+// would prune a misspelt field. Each pair has one source, so edits never
+// ping-pong:
 //
 //   - Flavor to class (OEP-0003, Story 3): a flavor named gpu-* or
 //     annotated ome.io/accelerator-class=<class> makes the class (its own

@@ -14,6 +14,11 @@
 // "default-scheduler"; a pod chooses with spec.schedulerName. No Volcano
 // scheduler runs.
 //
+// Kueue (package kueue): not part of Up. The Kueue sync's e2e tests install
+// Kueue v0.17.0's own CRDs (kueue.CRDs) and run its controller manager
+// next to the control plane (cluster.Cluster.StartKueue; the binary from
+// `make deps`, bin/kueue-v0.17.0/kueue).
+//
 // A real node (package node: containerd, kubelet, kube-proxy, CoreDNS)
 // runs next to the fleet when Options.RealNode asks for one and the
 // machine can run it (root, cgroups, `make deps`, `make images`); where it

@@ -30,8 +30,10 @@ import (
 // certificate management it reads a metrics certificate from a fixed path
 // under /etc. So it runs as Kueue installs itself: internalCertManagement
 // on, with the namespace and the (empty) Secret it keeps the certificate
-// in, which this creates; the manager writes the CA into the CRDs'
-// conversion webhooks. No webhook configuration is installed and the
+// in, which this creates; the manager writes the certificate into the
+// Secret and its CA into the CRDs' conversion webhooks, and this copies the
+// certificate into the manager's certificate folder (mountKueueCerts: a
+// pod would mount the Secret there). No webhook configuration is installed and the
 // Service the conversion webhooks name has no endpoint here: the apiserver
 // never calls Kueue, so objects are neither defaulted nor validated by its
 // webhooks, and the kinds with a conversion webhook (ClusterQueue,
@@ -65,7 +67,14 @@ func (c *Cluster) StartKueue(ctx context.Context, bin string) error {
 	if err != nil {
 		return err
 	}
-	if err := p.WaitReady(ctx, c.opts.Timeout, process.HTTPReady(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(probePort)+"/readyz", "")); err != nil {
+	if err := c.mountKueueCerts(ctx, certDir); err != nil {
+		return err
+	}
+	// Each probe gives up after 5 s: the manager serves its probes first
+	// from a bootstrap manager that makes the certificate, then from the
+	// real one, and a request caught between the two gets no answer.
+	probe := &http.Client{Timeout: 5 * time.Second}
+	if err := p.WaitReady(ctx, c.opts.Timeout, process.HTTPReady(probe, "http://127.0.0.1:"+strconv.Itoa(probePort)+"/readyz", "")); err != nil {
 		return err
 	}
 	c.record("kueue", t)
@@ -89,6 +98,40 @@ func (c *Cluster) kueueNamespace(ctx context.Context) error {
 		return fmt.Errorf("create Secret %s/%s: %w", kueue.Namespace, kueue.WebhookSecretName, err)
 	}
 	return nil
+}
+
+// mountKueueCerts does what the kubelet does for Kueue's pod, which mounts
+// the webhook Secret at the certificate folder: once the manager has
+// written its certificate into the Secret, the Secret's tls.crt and
+// tls.key are written into certDir, where the manager waits for them
+// before it serves. It gives up after the cluster's Timeout.
+func (c *Cluster) mountKueueCerts(ctx context.Context, certDir string) error {
+	kube, err := c.Clientset()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	var last error
+	for {
+		s, err := kube.CoreV1().Secrets(kueue.Namespace).Get(ctx, kueue.WebhookSecretName, metav1.GetOptions{})
+		if err == nil && len(s.Data["tls.crt"]) > 0 && len(s.Data["tls.key"]) > 0 {
+			for _, name := range []string{"tls.crt", "tls.key"} {
+				if err := os.WriteFile(filepath.Join(certDir, name), s.Data[name], 0o600); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("Kueue wrote no certificate into Secret %s/%s in %s (last error: %v)", kueue.Namespace, kueue.WebhookSecretName, c.opts.Timeout, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // kueueConfig is the manager's configuration (config.kueue.x-k8s.io
