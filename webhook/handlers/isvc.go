@@ -391,6 +391,7 @@ func validateLifecycle(isvc *v1beta1.InferenceService, d *selection.Decision) fi
 	errs := validation.ValidateLifecycle(&isvc.Spec, most)
 	errs = append(errs, validation.ValidateGangPolicy(&isvc.Spec, gangRoles(topo))...)
 	errs = append(errs, validation.ValidateRatio(&isvc.Spec, len(gangRoles(topo)) == 2)...)
+	errs = append(errs, validation.ValidateAdapters(&isvc.Spec)...)
 	errs = append(errs, replicasWithinBounds(isvc, topo)...)
 	if err := merge.ValidateNames(isvc.Name, topo); err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), isvc.Name, err.Error()))
