@@ -115,13 +115,14 @@
 //  2. Wait while creations or deletions already sent are not yet observed
 //     (expectations, as the ReplicaSet controller): a stale cache never
 //     creates a pod twice or rolls one group too many.
-//  3. Read the pinned decision back from the cache. If the pinned runtime
+//  3. Read the pinned decision back from the cache (pin.Read, then the
+//     runtime, classes and model it names). If the pinned runtime
 //     or class is gone, nothing is touched: running pods stay, and the
 //     service is Resolved=False, Degraded=True with the reason. A disabled
 //     pinned runtime keeps serving and is Degraded.
-//  4. Per component: merge.Revision of the pinned inputs (the same inputs
-//     the pod webhook uses), its record (revisions.go, below), the
-//     planner's next step, applied: deletes with UID preconditions, creates
+//  4. Per component: merge.Revision of the pinned inputs (pin.InputFor,
+//     as the pod webhook builds them), its record (revisions.go, below),
+//     the planner's next step, applied: deletes with UID preconditions, creates
 //     with deterministic names, events. A labelled pod at one of those
 //     names that the service does not control (an orphan of kubectl delete
 //     --cascade=orphan, someone else's) is given to the planner as
@@ -221,10 +222,12 @@
 // await metadata) the service is nudged with one merge patch of each
 // annotation that differs: ome.io/model-metadata-revision and
 // ome.io/runtime-revision, the runtime's <Kind>/<name>@<uid> (a recreated
-// runtime nudges again). A refusal is ResolveRefused as above.
+// runtime nudges again). A refusal is ResolveRefused as above. The nudge
+// annotations, their attempt suffix and the patch are package pin's
+// (pin.Nudge), as is every read of the pin.
 //
 // A pinned service's merge input carries its model as the pod webhook
-// builds it (merge.NewModelMount of the spec and status, found as
+// feeds it (pin.Model: the spec and status.discovered, found as
 // selection finds it: spec.model.kind, else a BaseModel in the namespace,
 // else a ClusterBaseModel), so the revisions agree; a model that no
 // longer exists is Resolved=False reason ModelMissing, pods kept.
