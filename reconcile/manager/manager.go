@@ -24,6 +24,7 @@ import (
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
 	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/adapters"
 	"github.com/berthdev/berth/reconcile/models"
 )
 
@@ -179,6 +180,10 @@ func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus
 			Help: "AcceleratorClass status writes (at most one per class per --accelerator-status-interval)"},
 			func() float64 { return float64(acc.Writes()) }))
 		out = append(out, controller{AcceleratorStatus, acc.Run, func() bool { return true }})
+	}
+	if enabled[ServingGroups] { // the LoRA adapters of the serving groups' engine runtime sidecars
+		ad := adapters.New(kube, berth, shared, adapters.Options{Log: log, Resync: opts.Resync})
+		out = append(out, controller{"adapters", ad.Run, ad.Synced})
 	}
 	return out
 }
