@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/pin"
 )
 
 // Runtime is the chosen runtime.
@@ -143,6 +142,10 @@ func (x *Index) SelectWith(isvc *v1beta1.InferenceService, opts SelectOptions) (
 	return d, nil
 }
 
+// decideAgain is the remedy for a pin that no longer resolves. How a pin
+// is stored is package pin's business; selection names the command.
+const decideAgain = "ask berth to decide again (berth repin isvc/NAME -n NAMESPACE)"
+
 // Resolve re-reads a pinned decision: the model, the runtime by kind and
 // name, and the class by name (empty: none). It does not re-run selection,
 // so a newly created runtime never moves a pinned service; it fails only
@@ -165,10 +168,10 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 	case KindClusterServingRuntime:
 		e = x.runtimes[objKey("", runtimeName)]
 	default:
-		return nil, &Error{Code: CodeInvalidInput, Reason: svc + ": annotation " + pin.RuntimeAnnotation + ": kind " + quote(runtimeKind) + " is not ServingRuntime or ClusterServingRuntime; remove the annotation to re-resolve"}
+		return nil, &Error{Code: CodeInvalidInput, Reason: svc + ": the pinned runtime's kind " + quote(runtimeKind) + " is not ServingRuntime or ClusterServingRuntime; " + decideAgain}
 	}
 	if e == nil {
-		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned runtime " + runtimeKind + "/" + runtimeName + " no longer exists; recreate it or remove annotation " + pin.RuntimeAnnotation + " to re-resolve"}
+		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned runtime " + runtimeKind + "/" + runtimeName + " no longer exists; recreate it, or " + decideAgain}
 	}
 	d := &Decision{
 		Model:    m.model,
@@ -192,7 +195,7 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 	d.ClassChosenBy = ChosenByPin
 	c := x.classes[className]
 	if c == nil {
-		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned AcceleratorClass " + quote(className) + " no longer exists; recreate it or remove annotation " + pin.ClassAnnotation + " to re-resolve"}
+		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned AcceleratorClass " + quote(className) + " no longer exists; recreate it, or " + decideAgain}
 	}
 	d.AcceleratorClass = c.obj
 	var nodeSel map[string]string

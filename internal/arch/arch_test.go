@@ -124,6 +124,22 @@ func TestPureCoresNeverReachClientGo(t *testing.T) {
 	}
 }
 
+// TestSelectionStandsOnTheAPIOnly: selection decides from the API types
+// alone; everything else of berth's (merge, pin, the webhook) is above it.
+func TestSelectionStandsOnTheAPIOnly(t *testing.T) {
+	g := graph(t)
+	for pkg, imps := range g {
+		if !under(pkg, "selection") {
+			continue
+		}
+		for _, imp := range imps {
+			if strings.HasPrefix(imp, module+"/") && !under(imp, "api") && !under(imp, "selection") {
+				t.Errorf("%s imports %s: selection may import only berth's api packages", pkg, imp)
+			}
+		}
+	}
+}
+
 func TestOnlyItsCommandsUseTheLocalControlPlane(t *testing.T) {
 	g := graph(t)
 	allowed := []string{
@@ -131,6 +147,7 @@ func TestOnlyItsCommandsUseTheLocalControlPlane(t *testing.T) {
 		"cmd/berth",                  // berth up, berth demo
 		"cmd/berth-reconcile-load",   // measures the reconciler on the local plane
 		"cmd/berth-accelerator-load", // measures class discovery on the local plane
+		"cmd/berth-admission-load",   // measures pod creates through the local plane's apiserver
 		"e2e",                        // tests
 	}
 	devenv := func(p string) bool { return under(p, "internal/devenv") }
