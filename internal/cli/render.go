@@ -176,6 +176,7 @@ func slotRenderer(svc *v1beta1.InferenceService, topology []merge.ComponentTopol
 		}
 	}
 	choice := plan.ChooseGang(svc.Spec.GangPolicy, schedulers, plan.DefaultCoschedulingScheduler)
+	pairing := renderPairing(roles)
 	return func(ctx context.Context, component string, group int, role string, worker int) (*corev1.Pod, []string, error) {
 		t, ok := topo[component]
 		if !ok {
@@ -184,9 +185,28 @@ func slotRenderer(svc *v1beta1.InferenceService, topology []merge.ComponentTopol
 		o := merge.GroupPodOptions{Gang: merge.NewGangMark(choice.Backend, choice.SchedulerName, svc.Name, component, group, pd)}
 		if component == v1beta1.ComponentRouter {
 			o.RouterServiceAccount = merge.RouterServiceAccountName(svc.Name)
+		} else {
+			o.Pairing = pairing
 		}
 		return pods.CompletePod(ctx, merge.GroupPod(svc, t, group, role, worker, o))
 	}
+}
+
+// renderPairing is the ome.io/pairing of a prefill/decode service's
+// engine and decoder pods, from the revisions the pod webhook stamped on
+// the composed pods (as the reconciler computes it); "" without a decoder.
+func renderPairing(roles []merge.ComposedRole) string {
+	revs := map[string]string{}
+	for _, r := range roles {
+		if r.Pod != nil {
+			revs[r.Topology.Component] = r.Pod.Annotations[v1beta1.AnnotationRevision]
+		}
+	}
+	e, d := revs[v1beta1.ComponentEngine], revs[v1beta1.ComponentDecoder]
+	if e == "" || d == "" {
+		return ""
+	}
+	return merge.Pairing(e, d)
 }
 
 func writePods(out io.Writer, r *Rendered) error {
