@@ -36,8 +36,8 @@ const (
 )
 
 // Keys of spec.storage.parameters and of the credentials Secret, as the
-// model controller's discovery reads them (reconcile.ParamEndpoint ...,
-// reconcile.SecretKeyToken ...).
+// model controller's discovery reads them (models.ParamEndpoint ...,
+// models.SecretKeyToken ..., package reconcile/models).
 const (
 	paramEndpoint  = "endpoint"
 	paramRegion    = "region"
