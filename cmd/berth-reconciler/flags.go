@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/manager"
 )
 
@@ -107,7 +108,7 @@ func newFlags() *flags {
 		"keep Kueue ResourceFlavors (kueue.x-k8s.io/v1beta1) and AcceleratorClasses in sync both ways: a flavor named gpu-* or annotated ome.io/accelerator-class makes a class, a class with spec.integration.kueueResourceFlavor gets a flavor; needs Kueue's CRD")
 	s.BoolVar(&f.acceleratorStatus, "accelerator-status", true,
 		"write AcceleratorClass status: the Ready, schedulable nodes each class's discovery matches, their total and free accelerators (as the webhook counts them), and the conditions Ready and SelectorTooBroad")
-	s.DurationVar(&f.acceleratorStatusInterval, "accelerator-status-interval", reconcile.DefaultAcceleratorStatusInterval,
+	s.DurationVar(&f.acceleratorStatusInterval, "accelerator-status-interval", accelerators.DefaultAcceleratorStatusInterval,
 		"least time between two status writes of one AcceleratorClass; changes within it are written together when it ends, and nothing is written without a change")
 	return f
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/manager"
 	"github.com/berthdev/berth/reconcile/models"
 )
@@ -73,7 +74,7 @@ func run(args []string) error {
 			InspectorImage: fs.inspectorImage, DiscoveryTimeout: fs.discoveryTimeout,
 			RetryBase: fs.modelRetryBase, RetryMax: fs.modelRetryMax, NamespacedEndpoints: fs.namespacedEndpoints},
 		ModelWorkers:      fs.modelWorkers,
-		AcceleratorStatus: reconcile.AcceleratorStatusOptions{Interval: fs.acceleratorStatusInterval},
+		AcceleratorStatus: accelerators.AcceleratorStatusOptions{Interval: fs.acceleratorStatusInterval},
 		Log:               log,
 	})
 }

@@ -1,7 +1,7 @@
 // Package manager runs berth-reconciler's controllers in one process: the
 // serving groups controller (package reconcile), the model metadata
 // controller (reconcile/models) and the AcceleratorClass status
-// controller (reconcile/accelerator.go).
+// controller (reconcile/accelerators).
 //
 // Rules:
 //

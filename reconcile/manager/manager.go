@@ -24,6 +24,7 @@ import (
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
 	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/adapters"
 	"github.com/berthdev/berth/reconcile/models"
 )
@@ -51,9 +52,9 @@ type Config struct {
 	Models       models.Options
 	ModelWorkers int
 	// AcceleratorStatus configures the AcceleratorClass status controller
-	// (reconcile/accelerator.go). Controllers selects it; its Disabled
+	// (reconcile/accelerators). Controllers selects it; its Disabled
 	// field is the older spelling of leaving it out.
-	AcceleratorStatus reconcile.AcceleratorStatusOptions
+	AcceleratorStatus accelerators.AcceleratorStatusOptions
 	// Controllers names the controllers to run (Names lists them); nil
 	// runs every one, except accelerator-status when
 	// AcceleratorStatus.Disabled.
@@ -175,7 +176,7 @@ func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus
 		if ao.Resync == 0 {
 			ao.Resync = opts.Resync
 		}
-		acc := reconcile.NewAcceleratorStatusController(kube, berth, ao)
+		acc := accelerators.NewAcceleratorStatusController(kube, berth, ao)
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "berth_acceleratorclass_status_writes_total",
 			Help: "AcceleratorClass status writes (at most one per class per --accelerator-status-interval)"},
 			func() float64 { return float64(acc.Writes()) }))

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/accelerators"
 )
 
 func TestSelected(t *testing.T) {
@@ -19,7 +19,7 @@ func TestSelected(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, all, got, "nil runs every controller")
 
-	got, err = selected(Config{AcceleratorStatus: reconcile.AcceleratorStatusOptions{Disabled: true}})
+	got, err = selected(Config{AcceleratorStatus: accelerators.AcceleratorStatusOptions{Disabled: true}})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{ServingGroups: true, Models: true, AcceleratorStatus: false}, got, "the older spelling still leaves it out")
 
