@@ -1,6 +1,8 @@
 package pin
 
 import (
+	"sync"
+
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
 )
@@ -18,6 +20,9 @@ type Model struct {
 	// twice changes nothing).
 	Spec       v1beta1.BaseModelSpec
 	Discovered *v1beta1.ModelMetadata // status.discovered
+	// ResourceVersion of the model object, "" when nothing identifies its
+	// version; a MountCache mounts each version once.
+	ResourceVersion string
 }
 
 // ModelOf is the Model of a BaseModel (namespace set) or a
@@ -35,6 +40,44 @@ func (m *Model) Mount() *merge.ModelMount {
 	return merge.NewModelMount(m.Kind, m.Namespace, m.Name, m.Spec, v1beta1.ModelStatus{Discovered: m.Discovered})
 }
 
+// MountCache keeps the mount of each model version (kind, namespace,
+// name and ResourceVersion), so that the pods of a model are not each
+// given a mount built afresh. A model without a ResourceVersion is
+// mounted every time. The mounts it hands out are shared: merge reads
+// them and never writes them. The zero value is ready; it is safe for
+// concurrent use.
+type MountCache struct {
+	mu sync.Mutex
+	m  map[mountKey]*merge.ModelMount
+}
+
+type mountKey struct{ kind, namespace, name, version string }
+
+// mountCacheSize bounds the versions kept; past it the cache starts over.
+const mountCacheSize = 1024
+
+// Mount is m.Mount(), the same pointer for the same version of m.
+func (c *MountCache) Mount(m *Model) *merge.ModelMount {
+	if c == nil || m == nil || m.ResourceVersion == "" {
+		return m.Mount()
+	}
+	k := mountKey{m.Kind, m.Namespace, m.Name, m.ResourceVersion}
+	c.mu.Lock()
+	mm, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return mm
+	}
+	mm = m.Mount()
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= mountCacheSize {
+		c.m = make(map[mountKey]*merge.ModelMount)
+	}
+	c.m[k] = mm
+	c.mu.Unlock()
+	return mm
+}
+
 // Objects are what a pin names, read back by the caller from its cache.
 type Objects struct {
 	Runtime *v1beta1.ServingRuntimeSpec
@@ -43,6 +86,8 @@ type Objects struct {
 	Class    *v1beta1.AcceleratorClass
 	Profiles map[string]*v1beta1.ClusterEngineRuntimeProfile // by name
 	Model    *Model                                          // nil when the service names none
+	// Mounts, when set, mounts Model once per version (MountCache).
+	Mounts *MountCache
 }
 
 // InputFor is the merge input of one component of isvc under pin p: the
@@ -60,6 +105,6 @@ func InputFor(isvc *v1beta1.InferenceService, component string, p Pin, o Objects
 		Runtime:          o.Runtime,
 		AcceleratorClass: o.Class,
 		Profiles:         o.Profiles,
-		Model:            o.Model.Mount(),
+		Model:            o.Mounts.Mount(o.Model),
 	}
 }

@@ -129,23 +129,31 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request) (review admissi
 	if len(body) == 0 {
 		return deny(http.StatusBadRequest, "berth webhook %s: empty request body, expected an AdmissionReview", h.Name)
 	}
-	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		return deny(http.StatusBadRequest, "berth webhook %s: request body is not an AdmissionReview: %v", h.Name, err)
+	// One decode in the common case: the review's TypeMeta holds apiVersion
+	// and kind. v1beta1 and v1 share their JSON shape, so one decoder
+	// serves both. Only a body that fails it, or names another version or
+	// kind, is read again for the envelope, to say which.
+	decodeErr := json.Unmarshal(body, &review)
+	env := envelope{APIVersion: review.APIVersion, Kind: review.Kind}
+	if decodeErr != nil {
+		review, env = admissionv1.AdmissionReview{}, envelope{}
+		if err := json.Unmarshal(body, &env); err != nil {
+			return deny(http.StatusBadRequest, "berth webhook %s: request body is not an AdmissionReview: %v", h.Name, err)
+		}
 	}
 	switch env.APIVersion {
 	case apiVersionV1, apiVersionV1beta1:
 		apiVersion = env.APIVersion
 	default:
+		review.Request = nil // not answered in kind: no UID to echo
 		return deny(http.StatusBadRequest, "berth webhook %s: AdmissionReview apiVersion %q is not supported, use %s", h.Name, env.APIVersion, apiVersionV1)
 	}
 	if env.Kind != kindAdmission {
+		review.Request = nil
 		return deny(http.StatusBadRequest, "berth webhook %s: kind %q is not AdmissionReview", h.Name, env.Kind)
 	}
-	// v1beta1 and v1 share their JSON shape, so one decoder serves both.
-	if err := json.Unmarshal(body, &review); err != nil {
-		review = admissionv1.AdmissionReview{}
-		return deny(http.StatusBadRequest, "berth webhook %s: malformed AdmissionReview: %v", h.Name, err)
+	if decodeErr != nil {
+		return deny(http.StatusBadRequest, "berth webhook %s: malformed AdmissionReview: %v", h.Name, decodeErr)
 	}
 	if review.Request == nil {
 		return deny(http.StatusBadRequest, "berth webhook %s: AdmissionReview has no request", h.Name)

@@ -36,7 +36,8 @@ type Pods struct {
 	// see policy.go).
 	Policies *PolicySource
 
-	revisions composeCache // see composecache.go
+	revisions composeCache   // see composecache.go
+	mounts    pin.MountCache // the model's mount per resourceVersion
 }
 
 // Mutate composes the pod with merge and stamps its revision. A pod whose
@@ -76,7 +77,8 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
 	}
 	in := pin.InputFor(isvc, component, pinned, pin.Objects{
-		Runtime: d.Runtime.Spec, Class: d.AcceleratorClass, Profiles: h.profiles(), Model: selectedModel(d.Model)})
+		Runtime: d.Runtime.Spec, Class: d.AcceleratorClass, Profiles: h.profiles(), Model: selectedModel(d.Model),
+		Mounts: &h.mounts})
 	in.Group = group
 	// The round trip is encoded before the pod is composed in place (no
 	// copy of the pod).
@@ -176,13 +178,18 @@ func (h *Pods) resolve(isvc *v1beta1.InferenceService, p pin.Pin, component stri
 // selectedModel is the model of a decision as pin.InputFor mounts it: the
 // effective spec selection holds and status.discovered.
 func selectedModel(m selection.Model) *pin.Model {
-	return &pin.Model{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, Spec: m.Spec, Discovered: m.Discovered}
+	return &pin.Model{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, Spec: m.Spec, Discovered: m.Discovered,
+		ResourceVersion: m.ResourceVersion}
 }
 
+// service is the pod's InferenceService: the cache's object itself, not a
+// copy. The pod handler only reads it (TestPodMutateLeavesTheCacheAlone
+// admits pods of every component and compares the cached objects with
+// copies taken before).
 func (h *Pods) service(ctx context.Context, ns, name string) (*v1beta1.InferenceService, error) {
 	isvc, err := h.Services.InferenceServices(ns).Get(name)
 	if err == nil {
-		return isvc.DeepCopy(), nil
+		return isvc, nil
 	}
 	if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("reading the InferenceService from cache: %w", err)
