@@ -33,7 +33,7 @@ var webhookRejectedSeeds = map[string]string{
 // selection_test.go) over every object of their kind.
 func TestObjectsPassTheWebhookChecks(t *testing.T) {
 	var all []manifest
-	for _, dir := range []string{runtimesDir, acceleratorsDir, seedsDir} {
+	for _, dir := range []string{runtimesDir, sidecarRuntimesDir, profilesDir, acceleratorsDir, seedsDir} {
 		all = append(all, readManifests(t, dir)...)
 	}
 	seen := map[string]bool{}

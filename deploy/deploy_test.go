@@ -52,7 +52,7 @@ func newTyped(kind string) (any, bool) {
 // type with unknown and duplicate fields as errors, is of the kind its
 // folder holds, and is named after its file.
 func TestManifestsDecodeStrictly(t *testing.T) {
-	for dir, kind := range map[string]string{runtimesDir: "ClusterServingRuntime", acceleratorsDir: "AcceleratorClass"} {
+	for dir, kind := range map[string]string{runtimesDir: "ClusterServingRuntime", sidecarRuntimesDir: "ClusterServingRuntime", profilesDir: "ClusterEngineRuntimeProfile", acceleratorsDir: "AcceleratorClass"} {
 		ms := readManifests(t, dir)
 		require.NotEmpty(t, ms, dir)
 		for _, m := range ms {
@@ -130,7 +130,7 @@ var knownInvalidSeeds = map[string]string{
 func TestManifestsPassCRDSchemaAndCEL(t *testing.T) {
 	validators := loadValidators(t)
 	var all []manifest
-	for _, dir := range []string{runtimesDir, acceleratorsDir, seedsDir} {
+	for _, dir := range []string{runtimesDir, sidecarRuntimesDir, profilesDir, acceleratorsDir, seedsDir} {
 		ms := readManifests(t, dir)
 		require.NotEmpty(t, ms, dir)
 		all = append(all, ms...)

@@ -175,6 +175,8 @@ func documentedCommands(docsDir, node, ns string) []docRun {
 		{cmd: "kubectl delete validatingwebhookconfiguration berth-validating", dryRun: true},
 		notHere("kubectl apply -f e2e/testdata/ome/apply-together/",
 			"TestOMEManifestsAppliedTogether runs it and checks the output the page shows; run here as well, its ClusterServingRuntime would stay behind for the tests after it"),
+		notHere("kubectl apply --server-side -k deploy/runtimes-sidecar",
+			"TestInstallSidecarRuntimesInOneApply runs it on this cluster without the profiles and checks every object is applied, then deletes them; run here, they would stay behind"),
 		notHere("kubectl apply --server-side -k <ome>/config/runtimes", "OME's repository is not in the checkout (no network at test time)"),
 		notHere("helm install berth deploy/chart/berth --namespace default",
 			"needs a cluster without berth: e2e/realnode's TestHelmInstallServes runs it (plus a values file putting berth on the real node) and TestHelmInstallGivesAWorkingWebhook on a control plane of its own"),
