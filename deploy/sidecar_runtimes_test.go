@@ -164,7 +164,7 @@ func TestSidecarRuntimesComposePods(t *testing.T) {
 	profiles := loadProfiles(t)
 	svc := &v1beta1.InferenceService{
 		ObjectMeta: metav1.ObjectMeta{Name: "chat", Namespace: "team-a"},
-		Spec: v1beta1.InferenceServiceSpec{Engine: &v1beta1.EngineSpec{}, Decoder: &v1beta1.DecoderSpec{}, Router: &v1beta1.RouterSpec{}},
+		Spec:       v1beta1.InferenceServiceSpec{Engine: &v1beta1.EngineSpec{}, Decoder: &v1beta1.DecoderSpec{}, Router: &v1beta1.RouterSpec{}},
 	}
 	for _, rt := range loadSidecarRuntimes(t) {
 		t.Run(rt.Name, func(t *testing.T) {
