@@ -73,8 +73,8 @@ spec:
 		}
 	}
 	require.Error(t, err, "Story 2's service of a runtime without an image was admitted:\n%s", out)
-	assert.Contains(t, out, "denied")
-	assert.Contains(t, out, ".image: Required value", "the denial names the field:\n%s", out)
+	assert.Contains(t, out, `The InferenceService "llama-7b" is invalid`, "the denial has causes:\n%s", out)
+	assert.Contains(t, out, "pods[llama-7b-engine-0].spec.containers[0].image: Required value", "the denial names the composed pod's field:\n%s", out)
 	assert.Contains(t, out, "spec.engine.runner.image", "the denial says how to fix it:\n%s", out)
 	assertNotStored(t, ns, "llama-7b")
 }

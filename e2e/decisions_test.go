@@ -752,7 +752,7 @@ func TestDecisionMissingTemplateKeyDeniedAtApply(t *testing.T) {
 	unlabelled := MakeService(ns, "chat").Runtime(rt.Name).Obj()
 	out, err := kubectl(t, isvcManifest(t, unlabelled), "apply", "--server-side", "-f", "-")
 	require.Error(t, err, "a service without label team was admitted:\n%s", out)
-	assert.Contains(t, out, "denied")
+	assert.Contains(t, out, `The InferenceService "chat" is invalid: spec.engine: `, "the denial's cause is the engine the pod is composed for:\n%s", out)
 	assert.Contains(t, out, "template key .Labels.team not found on InferenceService "+ns+"/chat")
 	assertNotStored(t, ns, "chat")
 

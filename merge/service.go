@@ -46,8 +46,8 @@ func (r ComposedRole) MaxGroups() int32 { return r.Topology.MaxGroups() }
 // service (group 0's: the reconciler's skeleton, completed exactly as the
 // pod webhook will complete it). It is what admission checks, what policy
 // counts and what a PodGroup's minResources sums. A role that fails to
-// compose is left out and its error, prefixed with the component, is
-// returned.
+// compose is left out and its error, a *ComposeError naming the
+// component, is returned.
 func ComposeService(in ServiceInput) ([]ComposedRole, []error) {
 	var out []ComposedRole
 	var errs []error
@@ -64,7 +64,7 @@ func ComposeService(in ServiceInput) ([]ComposedRole, []error) {
 				AcceleratorClass: class, Profiles: in.Profiles, Group: g, Model: in.Model,
 			}, pod)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", t.Component, err))
+				errs = append(errs, &ComposeError{Component: t.Component, Role: g.Role, Err: err})
 				continue
 			}
 			perGroup := int32(1)
@@ -91,3 +91,18 @@ func CanonicalRoles(svc *v1beta1.InferenceService, t ComponentTopology) []GroupI
 	}
 	return out
 }
+
+// ComposeError is why a role of a component could not be composed: the
+// component (and role) whose pod failed, so that admission can name the
+// service's field (spec.<component>) without reading the message.
+type ComposeError struct {
+	Component string // v1beta1.ComponentEngine, ComponentDecoder or ComponentRouter
+	Role      string // "", RoleLeader or RoleWorker
+	Err       error
+}
+
+// Error is the component, then the error: "engine: ...".
+func (e *ComposeError) Error() string { return fmt.Sprintf("%s: %v", e.Component, e.Err) }
+
+// Unwrap is the error composing the role returned.
+func (e *ComposeError) Unwrap() error { return e.Err }

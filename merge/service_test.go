@@ -76,7 +76,12 @@ func TestComposeServiceReportsEachFailingComponent(t *testing.T) {
 	roles, errs := ComposeService(ServiceInput{Service: svc, RuntimeKind: "ClusterServingRuntime", RuntimeName: "x", Runtime: rt})
 	assert.Empty(t, roles)
 	require.Len(t, errs, 1)
-	assert.Contains(t, errs[0].Error(), "engine: ")
+	var ce *ComposeError
+	require.ErrorAs(t, errs[0], &ce)
+	assert.Equal(t, v1beta1.ComponentEngine, ce.Component)
+	assert.Equal(t, "", ce.Role)
+	assert.Contains(t, ce.Err.Error(), "spec.engine.runner.args[0]")
+	assert.Equal(t, "engine: "+ce.Err.Error(), errs[0].Error(), "the message is the component's, then the error")
 }
 
 func TestComposedRoleMaxGroups(t *testing.T) {

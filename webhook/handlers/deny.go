@@ -39,6 +39,13 @@ func invalid(kind, name, display string, errs field.ErrorList, warnings []string
 
 // invalidIn is invalid for a kind of another API group (policy.berth.dev).
 func invalidIn(group, kind, name, display string, errs field.ErrorList, warnings []string) *admissionv1.AdmissionResponse {
+	return invalidWithHead(group, kind, name, fmt.Sprintf("%s %s is invalid:", kind, display), errs, warnings)
+}
+
+// invalidWithHead is invalidIn whose message starts with head instead of
+// "<Kind> <display> is invalid:" (a service whose pods cannot be composed
+// says so).
+func invalidWithHead(group, kind, name, head string, errs field.ErrorList, warnings []string) *admissionv1.AdmissionResponse {
 	sort.SliceStable(errs, func(i, j int) bool { return causeLine(errs[i]) < causeLine(errs[j]) })
 	var uniq field.ErrorList
 	lines := make([]string, 0, len(errs))
@@ -51,7 +58,7 @@ func invalidIn(group, kind, name, display string, errs field.ErrorList, warnings
 		lines = append(lines, l)
 	}
 	resp := admission.InvalidIn(group, kind, name, uniq)
-	resp.Result.Message = fmt.Sprintf("%s %s is invalid:\n- %s", kind, display, strings.Join(lines, "\n- "))
+	resp.Result.Message = head + "\n- " + strings.Join(lines, "\n- ")
 	resp.Warnings = warnings
 	return resp
 }

@@ -1,8 +1,8 @@
 package handlers
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -18,44 +18,74 @@ import (
 // the pod webhook will), and returns the roles with the errors. What fails
 // here (a template key the service lacks, in the runtime's fields or the
 // service's own, a profile that does not exist) would otherwise fail only
-// when the pods are admitted, after the service was accepted; so would
-// what the API server refuses in a composed pod (merge.CheckPod: a
-// container without an image, a bad name, port or env name), which is
-// checked here too (podErrors). Each error appears once. Each component is
-// composed with its own class and view of the service (see choice).
-// ServingPolicies check the roles (policy.go).
-func (h *InferenceServices) compose(isvc *v1beta1.InferenceService, d *choice) ([]merge.ComposedRole, []string) {
-	roles, errs := merge.ComposeService(h.serviceInput(isvc, d))
-	var out []string
-	for _, err := range errs {
-		if msg := err.Error(); !slices.Contains(out, msg) {
-			out = append(out, msg)
-		}
+// when the pods are admitted, after the service was accepted: such an
+// error is the service's component's (spec.engine: ...). So would what the
+// API server refuses in a composed pod (merge.CheckPod: a container
+// without an image, a bad name, port or env name), which is checked here
+// too (podErrors). Each error (type, field and detail) appears once. Each
+// component is composed with its own class and view of the service (see
+// choice). ServingPolicies check the roles (policy.go).
+func (h *InferenceServices) compose(isvc *v1beta1.InferenceService, d *choice) ([]merge.ComposedRole, field.ErrorList) {
+	roles, composeErrs := merge.ComposeService(h.serviceInput(isvc, d))
+	var errs field.ErrorList
+	for _, err := range composeErrs {
+		errs = append(errs, composeError(err))
 	}
-	for _, msg := range podErrors(roles, d.RuntimeRef()) {
-		if !slices.Contains(out, msg) {
-			out = append(out, msg)
-		}
-	}
-	return roles, out
+	errs = append(errs, podErrors(roles, d.RuntimeRef())...)
+	return roles, uniqueErrors(errs)
 }
 
-// podErrors are merge.CheckPod's findings in each composed pod, one line
-// each: the pod, the pod's field, what is wrong and, for a missing image,
-// where to set one (the service's component, or the runtime's).
-func podErrors(roles []merge.ComposedRole, runtime string) []string {
-	var out []string
+// composeError is a role's composition error as the service's: the
+// component's field (spec.engine) with merge's message, which names the
+// field of the runtime or service it comes from.
+func composeError(err error) *field.Error {
+	var ce *merge.ComposeError
+	if errors.As(err, &ce) {
+		return fieldError(field.NewPath("spec", ce.Component), ce.Err.Error())
+	}
+	return fieldError(field.NewPath("spec"), err.Error())
+}
+
+// errorKey is what makes two errors the same finding: type, field and detail.
+type errorKey struct {
+	typ    field.ErrorType
+	field  string
+	detail string
+}
+
+func keyOf(e *field.Error) errorKey { return errorKey{e.Type, e.Field, e.Detail} }
+
+// uniqueErrors is errs without repeats (errorKey), in order.
+func uniqueErrors(errs field.ErrorList) field.ErrorList {
+	seen := map[errorKey]bool{}
+	var out field.ErrorList
+	for _, e := range errs {
+		if !seen[keyOf(e)] {
+			seen[keyOf(e)] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// podErrors are merge.CheckPod's findings in each composed pod, under the
+// pod (pods[<name>].spec.containers[0].image) with their type and value;
+// a missing image says where to set one (the service's component, or the
+// runtime's).
+func podErrors(roles []merge.ComposedRole, runtime string) field.ErrorList {
+	var out field.ErrorList
 	for _, r := range roles {
 		at := r.Topology.Component
 		if r.Role != "" {
 			at += "." + r.Role
 		}
+		pod := field.NewPath("pods").Key(r.Pod.Name)
 		for _, e := range merge.CheckPod(r.Pod) {
-			msg := fmt.Sprintf("%s pod %s: %s", r.Topology.Component, r.Pod.Name, e.Error())
+			e.Field = pod.String() + "." + e.Field
 			if e.Type == field.ErrorTypeRequired && strings.HasSuffix(e.Field, ".image") {
-				msg += fmt.Sprintf("; set spec.%s.runner.image on this InferenceService, or an image in %s (its %sConfig)", at, runtime, r.Topology.Component)
+				e.Detail += fmt.Sprintf("; set spec.%s.runner.image on this InferenceService, or an image in %s (its %sConfig)", at, runtime, r.Topology.Component)
 			}
-			out = append(out, msg)
+			out = append(out, e)
 		}
 	}
 	return out

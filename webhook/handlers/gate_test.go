@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -9,8 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
 )
 
 // A template key missing from the service was found only when the
@@ -29,6 +32,11 @@ func TestMissingTemplateKeyIsDeniedAtServiceAdmission(t *testing.T) {
 	require.False(t, resp.Allowed, "the runtime reads label team, which the service lacks")
 	assert.Contains(t, resp.Result.Message, "template key .Labels.team not found on InferenceService mistral-7b-instruct/mistral-7b-instruct")
 	assert.Contains(t, resp.Result.Message, "engineConfig.runner.args")
+	require.NotNil(t, resp.Result.Details)
+	assert.Equal(t, []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.engine",
+		Message: "Invalid value: runtime ClusterServingRuntime/srt-mistral-7b-instruct-2 engineConfig.runner.args[0]: template key .Labels.team not found on InferenceService mistral-7b-instruct/mistral-7b-instruct; add the label or remove the reference"}},
+		resp.Result.Details.Causes, "one cause, on the service's component the pod is composed for")
+	assert.Equal(t, metav1.StatusReasonInvalid, resp.Result.Reason)
 
 	isvc.Labels = map[string]string{"team": "search"}
 	_, resp = admitISVC(t, w, admissionv1.Create, isvc, nil)
@@ -113,4 +121,13 @@ func TestKServeSamplesAreAutoSelected(t *testing.T) {
 	out, resp := admitISVC(t, w, admissionv1.Create, v2, nil)
 	require.True(t, resp.Allowed, "%+v", resp.Result)
 	assert.Equal(t, "ClusterServingRuntime/mlserver", out.Annotations[v1beta1.AnnotationResolvedRuntime])
+}
+
+// A role's composition error is its component's field on the service; an
+// error merge does not attribute is the service's spec.
+func TestComposeErrorNamesTheComponent(t *testing.T) {
+	inner := errors.New("runtime X engineConfig.runner.args[0]: template key .Labels.team not found")
+	assert.Equal(t, fieldError(field.NewPath("spec", "decoder"), inner.Error()),
+		composeError(&merge.ComposeError{Component: v1beta1.ComponentDecoder, Role: merge.RoleLeader, Err: inner}))
+	assert.Equal(t, fieldError(field.NewPath("spec"), "merge: no pod"), composeError(errors.New("merge: no pod")))
 }

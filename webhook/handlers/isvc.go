@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -295,11 +293,12 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 	if old != nil && len(errs) > 0 {
 		var more []string
 		_, oldErrs := h.compose(old, d)
-		errs, more = ratchetLines(errs, oldErrs)
+		errs, more = ratchetComposed(errs, oldErrs)
 		warnings = append(warnings, more...)
 	}
 	if len(errs) > 0 {
-		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("InferenceService %s: the pods berth would create for it cannot be composed:\n- %s", objectName(req), strings.Join(errs, "\n- ")))
+		head := fmt.Sprintf("InferenceService %s: the pods berth would create for it cannot be composed:", objectName(req))
+		return invalidWithHead("ome.io", "InferenceService", isvc.Name, head, errs, warnings)
 	}
 	if old != nil {
 		if msg := shapeChange(old, &isvc); msg != "" {
@@ -329,12 +328,17 @@ func (h *InferenceServices) resolve(ctx context.Context, isvc, old *v1beta1.Infe
 	return nil, err
 }
 
-// ratchetLines splits errs into those the stored object does not have and
-// warnings for those it has.
-func ratchetLines(errs, old []string) (still, warnings []string) {
+// ratchetComposed splits the composition errors into those the stored
+// object does not have and warnings for those it has: the same type, field
+// and detail (errorKey).
+func ratchetComposed(errs, old field.ErrorList) (still field.ErrorList, warnings []string) {
+	had := map[errorKey]bool{}
+	for _, e := range old {
+		had[keyOf(e)] = true
+	}
 	for _, e := range errs {
-		if slices.Contains(old, e) {
-			warnings = append(warnings, e+" (not introduced by this update, so not denied; pods of this service cannot be created until it is fixed)")
+		if had[keyOf(e)] {
+			warnings = append(warnings, causeLine(e)+" (not introduced by this update, so not denied; pods of this service cannot be created until it is fixed)")
 		} else {
 			still = append(still, e)
 		}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
@@ -184,8 +185,8 @@ func (h *InferenceServices) Pinned(isvc *v1beta1.InferenceService) (d *Decided, 
 
 // ComposeRoles composes one pod of each role of each component under d, as
 // the validating handler does before it admits the service (errors are
-// its denial lines).
-func (h *InferenceServices) ComposeRoles(isvc *v1beta1.InferenceService, d *Decided) ([]merge.ComposedRole, []string) {
+// its denial's causes).
+func (h *InferenceServices) ComposeRoles(isvc *v1beta1.InferenceService, d *Decided) ([]merge.ComposedRole, field.ErrorList) {
 	return h.compose(isvc, d.c)
 }
 
