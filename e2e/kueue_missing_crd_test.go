@@ -15,7 +15,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/testing/wrappers"
-	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/classsync"
 )
 
 // berth-reconciler --accelerator-discovery --kueue-sync on a cluster
@@ -52,12 +52,12 @@ func TestKueueMissingCRD(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		cond = meta.FindStatusCondition(cl.Status.Conditions, reconcile.ConditionKueueSynced)
+		cond = meta.FindStatusCondition(cl.Status.Conditions, classsync.ConditionKueueSynced)
 		return cond != nil && cond.Status == metav1.ConditionFalse
 	}, 90*time.Second, 500*time.Millisecond, "the class says Kueue's CRD is missing")
 	if cond != nil {
 		t.Logf("condition: %s=%s %s: %s", cond.Type, cond.Status, cond.Reason, cond.Message)
-		assert.Equal(t, reconcile.ReasonResourceFlavorCRDMissing, cond.Reason)
+		assert.Equal(t, classsync.ReasonResourceFlavorCRDMissing, cond.Reason)
 		assert.Contains(t, cond.Message, "resourceflavors.kueue.x-k8s.io")
 		assert.Contains(t, cond.Message, "h100-flavor")
 	}
@@ -72,14 +72,14 @@ func TestKueueMissingCRD(t *testing.T) {
 	require.NoError(t, err)
 	_, err = applier.InstallCRDs(ctx, crds, 2*time.Minute)
 	require.NoError(t, err)
-	flavors := a.dyn.Resource(reconcile.ResourceFlavorGVR)
+	flavors := a.dyn.Resource(classsync.ResourceFlavorGVR)
 	require.Eventually(t, func() bool {
 		_, err := flavors.Get(ctx, "h100-flavor", metav1.GetOptions{})
 		return err == nil
 	}, 2*time.Minute, 500*time.Millisecond, "the class makes its flavor once the CRD is installed")
 	require.Eventually(t, func() bool {
 		cl, err := classes.Get(ctx, "h100-kueue", metav1.GetOptions{})
-		return err == nil && meta.IsStatusConditionTrue(cl.Status.Conditions, reconcile.ConditionKueueSynced)
+		return err == nil && meta.IsStatusConditionTrue(cl.Status.Conditions, classsync.ConditionKueueSynced)
 	}, time.Minute, 500*time.Millisecond, "the condition turns True")
 
 	// A class made from a flavor remembers it by label and annotation, and

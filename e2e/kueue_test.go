@@ -22,7 +22,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv/kueue"
 	"github.com/berthdev/berth/internal/testing/wrappers"
-	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/classsync"
 )
 
 // writeCounter counts the writes of objects by name from a watch: a
@@ -96,7 +96,7 @@ func TestKueue(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}, "--kueue-sync")
-	flavors := a.dyn.Resource(reconcile.ResourceFlavorGVR)
+	flavors := a.dyn.Resource(classsync.ResourceFlavorGVR)
 	classes := a.berth.OmeV1beta1().AcceleratorClasses()
 
 	_, err := flavors.Create(ctx, flavor("gpu-nvidia-a100", map[string]any{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}), metav1.CreateOptions{})

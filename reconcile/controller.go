@@ -56,9 +56,6 @@ type Options struct {
 	// CoschedulingScheduler is the schedulerName of the scheduler running
 	// the coscheduling plugin (default DefaultCoschedulingScheduler).
 	CoschedulingScheduler string
-	// Accelerators: AcceleratorClass discovery and the Kueue sync
-	// (classdiscovery.go, kueue.go); both off by default.
-	Accelerators AcceleratorOptions
 	// BerthInformers is the informer factory of berth's objects, shared
 	// with the other controllers (the manager passes it); nil makes one.
 	BerthInformers berthinformers.SharedInformerFactory
@@ -114,9 +111,7 @@ type Controller struct {
 	// foreign: unlabelled pods holding a name a service uses, by service
 	// key and pod name (problems.go)
 	foreign map[string]map[string]foreignPod
-	gang    *gangs     // nil without Options.Dynamic
-	acc     *accelSync // nil without Options.Accelerators; accErr: its wiring failed
-	accErr  error
+	gang    *gangs // nil without Options.Dynamic
 }
 
 // managedSelector selects what the controller owns: objects carrying the
@@ -166,7 +161,6 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 	c.wireModelInformers()
 	c.pol = newPolicyController(c)
 	c.wireGangInformers()
-	c.acc, c.accErr = newAccelSync(c)
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(kubescheme.AddToScheme(scheme))
@@ -238,9 +232,6 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	c.kubeInformers.Start(ctx.Done())
 	c.berthInformers.Start(ctx.Done())
 	c.startGangs(ctx)
-	if c.accErr != nil {
-		return c.accErr
-	}
 	c.log.Info("waiting for caches")
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return fmt.Errorf("caches did not sync: %w", ctx.Err())
@@ -258,13 +249,6 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		defer wg.Done()
 		c.pol.run(ctx)
 	}()
-	if c.acc != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.acc.run(ctx)
-		}()
-	}
 	for range workers {
 		wg.Add(1)
 		go func() {

@@ -45,10 +45,38 @@ func TestControllersFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--controllers=servinggroups,policy"}, `--controllers: unknown controller "policy" (known: servinggroups, models, accelerator-status)`},
+		{[]string{"--controllers=servinggroups,policy"}, `--controllers: unknown controller "policy" (known: servinggroups, models, accelerator-status, accelerator-sync)`},
 		{[]string{"--controllers=models,accelerator-status", "--accelerator-status=false"}, "--accelerator-status=false disagrees with --controllers=models,accelerator-status; give one of them"},
-		{[]string{"--controllers=,"}, "--controllers=, names no controller (known: servinggroups, models, accelerator-status)"},
+		{[]string{"--controllers=,"}, "--controllers=, names no controller (known: servinggroups, models, accelerator-status, accelerator-sync)"},
 		{[]string{"--controllers=models", "--accelerator-status=true"}, "--accelerator-status=true disagrees with --controllers=models; give one of them"},
+	}
+	for _, tt := range tests {
+		err := newFlags().parse(tt.args)
+		require.Error(t, err, tt.args)
+		assert.Equal(t, tt.want, err.Error())
+	}
+}
+
+// accelerator-sync (discovery and the Kueue sync) runs exactly when
+// --accelerator-discovery or --kueue-sync asks for its work: the flags
+// alone add it to the default list, and a --controllers list must agree.
+func TestAcceleratorSyncController(t *testing.T) {
+	for _, flag := range []string{"--accelerator-discovery", "--kueue-sync"} {
+		f := newFlags()
+		require.NoError(t, f.parse([]string{flag}))
+		assert.Equal(t, []string{"servinggroups", "models", "accelerator-status", "accelerator-sync"}, f.controllers, flag)
+
+		named := newFlags()
+		require.NoError(t, named.parse([]string{"--controllers=accelerator-sync", flag}))
+		assert.Equal(t, []string{"accelerator-sync"}, named.controllers, flag)
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--controllers=accelerator-sync"}, "--controllers=accelerator-sync names accelerator-sync, which needs --accelerator-discovery or --kueue-sync"},
+		{[]string{"--controllers=servinggroups", "--accelerator-discovery"}, "--accelerator-discovery needs accelerator-sync in --controllers=servinggroups"},
+		{[]string{"--controllers=models", "--kueue-sync"}, "--kueue-sync needs accelerator-sync in --controllers=models"},
 	}
 	for _, tt := range tests {
 		err := newFlags().parse(tt.args)

@@ -53,7 +53,7 @@ func newFlags() *flags {
 	f := &flags{set: flag.NewFlagSet("berth-reconciler", flag.ContinueOnError)}
 	s := f.set
 	s.StringVar(&f.controllersFlag, "controllers", "",
-		"comma-separated controllers to run: "+strings.Join(manager.Names, ", ")+"; empty runs all of them (accelerator-status only while --accelerator-status is true)")
+		"comma-separated controllers to run: "+strings.Join(manager.Names, ", ")+"; empty runs all of them (accelerator-status only while --accelerator-status is true, accelerator-sync only with --accelerator-discovery or --kueue-sync)")
 	s.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file; in-cluster configuration when empty")
 	s.StringVar(&f.probes, "probe-listen", ":8081", "address of /healthz, /readyz and /metrics; empty to disable")
 	s.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -161,12 +161,14 @@ func (f *flags) parse(args []string) error {
 
 // parseControllers resolves --controllers: the named controllers, known
 // and each once, or (empty) all of them, leaving out accelerator-status
-// when --accelerator-status=false. Both flags given and disagreeing is an
-// error, never a silent choice.
+// when --accelerator-status=false and accelerator-sync without
+// --accelerator-discovery or --kueue-sync. Both flags given and
+// disagreeing is an error, never a silent choice.
 func (f *flags) parseControllers() error {
+	syncOn := f.acceleratorDiscovery || f.kueueSync
 	if strings.TrimSpace(f.controllersFlag) == "" {
 		for _, n := range manager.Names {
-			if n != manager.AcceleratorStatus || f.acceleratorStatus {
+			if (n != manager.AcceleratorStatus || f.acceleratorStatus) && (n != manager.AcceleratorSync || syncOn) {
 				f.controllers = append(f.controllers, n)
 			}
 		}
@@ -191,6 +193,21 @@ func (f *flags) parseControllers() error {
 	f.set.Visit(func(fl *flag.Flag) { statusSet = statusSet || fl.Name == "accelerator-status" })
 	if statusSet && f.acceleratorStatus != slices.Contains(f.controllers, manager.AcceleratorStatus) {
 		return fmt.Errorf("--accelerator-status=%t disagrees with --controllers=%s; give one of them", f.acceleratorStatus, f.controllersFlag)
+	}
+	return f.checkAcceleratorSync()
+}
+
+// checkAcceleratorSync: a --controllers list runs accelerator-sync exactly
+// when --accelerator-discovery or --kueue-sync asks for its work.
+func (f *flags) checkAcceleratorSync() error {
+	named := slices.Contains(f.controllers, manager.AcceleratorSync)
+	switch {
+	case named && !f.acceleratorDiscovery && !f.kueueSync:
+		return fmt.Errorf("--controllers=%s names %s, which needs --accelerator-discovery or --kueue-sync", f.controllersFlag, manager.AcceleratorSync)
+	case !named && f.acceleratorDiscovery:
+		return fmt.Errorf("--accelerator-discovery needs %s in --controllers=%s", manager.AcceleratorSync, f.controllersFlag)
+	case !named && f.kueueSync:
+		return fmt.Errorf("--kueue-sync needs %s in --controllers=%s", manager.AcceleratorSync, f.controllersFlag)
 	}
 	return nil
 }

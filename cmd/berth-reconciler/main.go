@@ -7,7 +7,9 @@
 // It also reads models' metadata from their files (hf://, s3://, and
 // pvc:// through an inspector Job) into BaseModel and ClusterBaseModel
 // status (package reconcile/models), and nudges services waiting for it
-// (package reconcile, "Services waiting for their model"). The manager
+// (package reconcile, "Services waiting for their model"); it writes
+// AcceleratorClass status (reconcile/accelerators) and, when asked,
+// discovers classes and syncs them with Kueue (reconcile/classsync). The manager
 // (reconcile/manager) runs the controllers --controllers names. Run with
 // -h for the flags.
 package main
@@ -26,6 +28,7 @@ import (
 
 	"github.com/berthdev/berth/reconcile"
 	"github.com/berthdev/berth/reconcile/accelerators"
+	"github.com/berthdev/berth/reconcile/classsync"
 	"github.com/berthdev/berth/reconcile/manager"
 	"github.com/berthdev/berth/reconcile/models"
 )
@@ -66,8 +69,6 @@ func run(args []string) error {
 		LeaseDuration: fs.leaseDuration, RenewDeadline: fs.renewDeadline, RetryPeriod: fs.retryPeriod,
 		Options: reconcile.Options{Resync: fs.resync, BackoffBase: fs.backoffBase, BackoffMax: fs.backoffMax,
 			CoschedulingScheduler: fs.coschedulingScheduler,
-			Accelerators: reconcile.AcceleratorOptions{Discovery: fs.acceleratorDiscovery, KueueSync: fs.kueueSync,
-				NodeSelector: fs.acceleratorNodeSelector},
 			Policy: reconcile.PolicyOptions{Disabled: !fs.servingPolicies, Namespace: fs.namespace,
 				QuotaRetryBase: fs.quotaRetryBase, QuotaRetryMax: fs.quotaRetryMax}},
 		Models: models.Options{HFEndpoint: fs.hfEndpoint, CredentialsNamespace: fs.credentialsNamespace,
@@ -75,7 +76,9 @@ func run(args []string) error {
 			RetryBase: fs.modelRetryBase, RetryMax: fs.modelRetryMax, NamespacedEndpoints: fs.namespacedEndpoints},
 		ModelWorkers:      fs.modelWorkers,
 		AcceleratorStatus: accelerators.AcceleratorStatusOptions{Interval: fs.acceleratorStatusInterval},
-		Log:               log,
+		AcceleratorSync: classsync.Options{Discovery: fs.acceleratorDiscovery, KueueSync: fs.kueueSync,
+			NodeSelector: fs.acceleratorNodeSelector},
+		Log: log,
 	})
 }
 

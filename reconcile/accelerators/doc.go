@@ -2,7 +2,7 @@
 // writes each class's status from the nodes and pods it matches. It has
 // its own informers, queue and Run, and imports no other controller; the
 // manager (reconcile/manager) starts it. Discovery and the Kueue sync
-// (package reconcile, classdiscovery.go and kueue.go) write classes' spec.
+// (reconcile/classsync) write classes' spec.
 //
 // # Rules
 //

@@ -1,7 +1,8 @@
 // Package manager runs berth-reconciler's controllers in one process: the
 // serving groups controller (package reconcile), the model metadata
-// controller (reconcile/models) and the AcceleratorClass status
-// controller (reconcile/accelerators).
+// controller (reconcile/models), the AcceleratorClass status
+// controller (reconcile/accelerators) and AcceleratorClass discovery with
+// the Kueue sync (reconcile/classsync).
 //
 // Rules:
 //
@@ -11,8 +12,10 @@
 //     the manager wires.
 //  2. Config.Controllers names the controllers to run (Names; the flag
 //     --controllers); nil runs all of them, leaving out
-//     accelerator-status when AcceleratorStatus.Disabled. An unknown name
-//     is an error, before anything runs.
+//     accelerator-status when AcceleratorStatus.Disabled and
+//     accelerator-sync when AcceleratorSync asks for neither discovery nor
+//     the Kueue sync. An unknown name, or accelerator-sync named with
+//     neither, is an error, before anything runs.
 //  3. One informer factory of berth's objects is shared: each controller
 //     asks it for the informers it needs and starts them in its Run, so an
 //     object type is watched once. One Prometheus registry serves every

@@ -26,6 +26,7 @@ import (
 	"github.com/berthdev/berth/reconcile"
 	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/adapters"
+	"github.com/berthdev/berth/reconcile/classsync"
 	"github.com/berthdev/berth/reconcile/models"
 )
 
@@ -43,8 +44,7 @@ type Config struct {
 	LeaseNamespace, LeaseName, Identity       string
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Options configure the serving groups controller (package reconcile)
-	// and the loops it still runs: ServingPolicy, gang PodGroups,
-	// AcceleratorClass discovery and the Kueue sync.
+	// and the loops it still runs: ServingPolicy and gang PodGroups.
 	Options reconcile.Options
 	// Models configures the model metadata controller (reconcile/models);
 	// ModelWorkers read models in parallel (default 2). Controllers
@@ -55,9 +55,14 @@ type Config struct {
 	// (reconcile/accelerators). Controllers selects it; its Disabled
 	// field is the older spelling of leaving it out.
 	AcceleratorStatus accelerators.AcceleratorStatusOptions
+	// AcceleratorSync configures AcceleratorClass discovery and the Kueue
+	// sync (reconcile/classsync). Controllers selects it; nil Controllers
+	// runs it only when it asks for discovery or the Kueue sync.
+	AcceleratorSync classsync.Options
 	// Controllers names the controllers to run (Names lists them); nil
 	// runs every one, except accelerator-status when
-	// AcceleratorStatus.Disabled.
+	// AcceleratorStatus.Disabled and accelerator-sync when AcceleratorSync
+	// asks for neither discovery nor the Kueue sync.
 	Controllers []string
 	Log         *slog.Logger
 }
@@ -67,11 +72,12 @@ const (
 	ServingGroups     = "servinggroups"
 	Models            = "models"
 	AcceleratorStatus = "accelerator-status"
+	AcceleratorSync   = "accelerator-sync"
 )
 
 // Names are the controllers the manager knows, in the order it starts
 // them.
-var Names = []string{ServingGroups, Models, AcceleratorStatus}
+var Names = []string{ServingGroups, Models, AcceleratorStatus, AcceleratorSync}
 
 // controller is one loop the manager runs.
 type controller struct {
@@ -102,7 +108,7 @@ func RunManager(ctx context.Context, cfg Config) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts := cfg.Options
-	if opts.Dynamic == nil && enabled[ServingGroups] {
+	if opts.Dynamic == nil && (enabled[ServingGroups] || enabled[AcceleratorSync] && cfg.AcceleratorSync.KueueSync) {
 		if opts.Dynamic, err = dynamic.NewForConfig(cfg.REST); err != nil {
 			return fmt.Errorf("dynamic client: %w", err)
 		}
@@ -127,6 +133,7 @@ func selected(cfg Config) (map[string]bool, error) {
 			enabled[n] = true
 		}
 		enabled[AcceleratorStatus] = !cfg.AcceleratorStatus.Disabled
+		enabled[AcceleratorSync] = cfg.AcceleratorSync.Enabled()
 		return enabled, nil
 	}
 	for _, n := range cfg.Controllers {
@@ -137,6 +144,9 @@ func selected(cfg Config) (map[string]bool, error) {
 	}
 	if len(enabled) == 0 {
 		return nil, errors.New("no controller selected")
+	}
+	if enabled[AcceleratorSync] && !cfg.AcceleratorSync.Enabled() {
+		return nil, errors.New("accelerator-sync asks for neither AcceleratorClass discovery nor the Kueue sync")
 	}
 	return enabled, nil
 }
@@ -182,11 +192,32 @@ func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus
 			func() float64 { return float64(acc.Writes()) }))
 		out = append(out, controller{AcceleratorStatus, acc.Run, func() bool { return true }})
 	}
+	if enabled[AcceleratorSync] {
+		so := cfg.AcceleratorSync
+		if so.Log == nil {
+			so.Log = log
+		}
+		if so.Resync == 0 {
+			so.Resync = opts.Resync
+		}
+		out = append(out, classSync(kube, berth, opts.Dynamic, shared, so))
+	}
 	if enabled[ServingGroups] { // the LoRA adapters of the serving groups' engine runtime sidecars
 		ad := adapters.New(kube, berth, shared, adapters.Options{Log: log, Resync: opts.Resync})
 		out = append(out, controller{"adapters", ad.Run, ad.Synced})
 	}
 	return out
+}
+
+// classSync is the AcceleratorClass discovery and Kueue sync controller;
+// when New refuses its options, a controller whose Run returns that error.
+func classSync(kube kubernetes.Interface, berth versioned.Interface, dyn dynamic.Interface,
+	shared berthinformers.SharedInformerFactory, so classsync.Options) controller {
+	cs, err := classsync.New(kube, berth, dyn, shared, so)
+	if err != nil {
+		return controller{AcceleratorSync, func(context.Context) error { return err }, func() bool { return true }}
+	}
+	return controller{AcceleratorSync, cs.Run, cs.Synced}
 }
 
 // runAll runs every controller until ctx is done; the first that fails

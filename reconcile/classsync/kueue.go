@@ -1,4 +1,4 @@
-package reconcile
+package classsync
 
 import (
 	"context"
@@ -57,7 +57,7 @@ const kueueProbeInterval = 5 * time.Second
 // kueueSync keeps ResourceFlavors and AcceleratorClasses in sync (see the
 // package doc, "Kueue ResourceFlavor sync").
 type kueueSync struct {
-	a       *accelSync
+	c       *Controller
 	inf     dynamicinformer.DynamicSharedInformerFactory
 	flavors cache.GenericLister
 	synced  cache.InformerSynced
@@ -66,9 +66,9 @@ type kueueSync struct {
 	ready, crdMissing atomic.Bool
 }
 
-func newKueueSync(a *accelSync) *kueueSync {
-	k := &kueueSync{a: a}
-	k.inf = dynamicinformer.NewDynamicSharedInformerFactory(a.c.opts.Dynamic, a.c.opts.Resync)
+func newKueueSync(c *Controller) *kueueSync {
+	k := &kueueSync{c: c}
+	k.inf = dynamicinformer.NewDynamicSharedInformerFactory(c.dyn, c.opts.Resync)
 	gi := k.inf.ForResource(ResourceFlavorGVR)
 	k.flavors, k.synced = gi.Lister(), gi.Informer().HasSynced
 	_, err := gi.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -96,21 +96,21 @@ func (k *kueueSync) waitSynced(ctx context.Context) {
 		if ok {
 			k.crdMissing.Store(false)
 			k.ready.Store(true)
-			k.a.c.log.Info("Kueue sync running: ResourceFlavors are listed")
+			k.c.log.Info("Kueue sync running: ResourceFlavors are listed")
 			k.enqueueAll()
 			return
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		_, err := k.a.c.opts.Dynamic.Resource(ResourceFlavorGVR).List(ctx, metav1.ListOptions{Limit: 1})
+		_, err := k.c.dyn.Resource(ResourceFlavorGVR).List(ctx, metav1.ListOptions{Limit: 1})
 		if missing := apierrors.IsNotFound(err); missing != k.crdMissing.Load() || missing {
 			k.crdMissing.Store(missing)
 			k.enqueueClasses()
 		}
 		if time.Since(logged) >= time.Minute {
 			logged = time.Now()
-			k.a.c.log.Warn("Kueue sync: ResourceFlavors (kueue.x-k8s.io/v1beta1) are not listed yet; is Kueue's CRD installed?",
+			k.c.log.Warn("Kueue sync: ResourceFlavors (kueue.x-k8s.io/v1beta1) are not listed yet; is Kueue's CRD installed?",
 				"crdMissing", k.crdMissing.Load(), "err", err)
 		}
 	}
@@ -124,11 +124,11 @@ func (k *kueueSync) flavorChanged(obj any) {
 	if !ok {
 		return
 	}
-	k.a.queue.Add("flavor/" + u.GetName())
+	k.c.queue.Add("flavor/" + u.GetName())
 	if u.GetLabels()[v1beta1.LabelSyncedFrom] == v1beta1.SyncedFromAcceleratorClass {
 		for _, o := range u.GetOwnerReferences() {
 			if o.Kind == "AcceleratorClass" {
-				k.a.queue.Add("class/" + o.Name)
+				k.c.queue.Add("class/" + o.Name)
 			}
 		}
 	}
@@ -142,9 +142,9 @@ func (k *kueueSync) classChanged(obj any) {
 	if !ok {
 		return
 	}
-	k.a.queue.Add("class/" + cl.Name)
+	k.c.queue.Add("class/" + cl.Name)
 	if f := cl.Annotations[v1beta1.AnnotationKueueResourceFlavor]; f != "" {
-		k.a.queue.Add("flavor/" + f)
+		k.c.queue.Add("flavor/" + f)
 	}
 }
 
@@ -156,7 +156,7 @@ func (k *kueueSync) enqueueAll() {
 	if fl, err := k.flavors.List(labels.Everything()); err == nil {
 		for _, o := range fl {
 			if m, err := metaOf(o); err == nil {
-				k.a.queue.Add("flavor/" + m.GetName())
+				k.c.queue.Add("flavor/" + m.GetName())
 			}
 		}
 	}
@@ -165,10 +165,10 @@ func (k *kueueSync) enqueueAll() {
 
 // enqueueClasses queues the classes with integration.kueueResourceFlavor.
 func (k *kueueSync) enqueueClasses() {
-	if cls, err := k.a.c.classes.List(labels.Everything()); err == nil {
+	if cls, err := k.c.classes.List(labels.Everything()); err == nil {
 		for _, cl := range cls {
 			if cl.Spec.Integration != nil && cl.Spec.Integration.KueueResourceFlavor != "" {
-				k.a.queue.Add("class/" + cl.Name)
+				k.c.queue.Add("class/" + cl.Name)
 			}
 		}
 	}
@@ -203,7 +203,7 @@ func (k *kueueSync) sync(ctx context.Context, key string) error {
 // missing gets none). Server-side apply of that one condition on the
 // status subresource, only when it changes.
 func (k *kueueSync) reportCRD(ctx context.Context, name string, missing bool) error {
-	cl, err := k.a.c.classes.Get(name)
+	cl, err := k.c.classes.Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -224,7 +224,7 @@ func (k *kueueSync) reportCRD(ctx context.Context, name string, missing bool) er
 	if cur != nil && cur.Status == want.Status && cur.Reason == want.Reason && cur.Message == want.Message {
 		return nil
 	}
-	want.LastTransitionTime = metav1.NewTime(k.a.c.now())
+	want.LastTransitionTime = metav1.NewTime(k.c.now())
 	body, err := json.Marshal(map[string]any{
 		"apiVersion": v1beta1.SchemeGroupVersion.String(), "kind": "AcceleratorClass",
 		"metadata": map[string]any{"name": name},
@@ -234,10 +234,10 @@ func (k *kueueSync) reportCRD(ctx context.Context, name string, missing bool) er
 		return err
 	}
 	force := true
-	_, err = k.a.c.berth.OmeV1beta1().AcceleratorClasses().Patch(ctx, name, types.ApplyPatchType, body,
+	_, err = k.c.berth.OmeV1beta1().AcceleratorClasses().Patch(ctx, name, types.ApplyPatchType, body,
 		metav1.PatchOptions{FieldManager: fieldManagerKueue, Force: &force}, "status")
 	if err == nil && missing {
-		k.a.c.recorder.Eventf(cl, corev1.EventTypeWarning, ReasonResourceFlavorCRDMissing, "%s", want.Message)
+		k.c.recorder.Eventf(cl, corev1.EventTypeWarning, ReasonResourceFlavorCRDMissing, "%s", want.Message)
 	}
 	return err
 }
@@ -280,12 +280,12 @@ func (k *kueueSync) flavorToClass(ctx context.Context, name string) error {
 	}
 	nodeLabels, _, _ := unstructured.NestedStringMap(f.Object, "spec", "nodeLabels")
 	if len(nodeLabels) == 0 {
-		k.a.warnOnce("flavor-nolabels/"+name, func() {
-			k.a.c.log.Warn("Kueue sync: ResourceFlavor has no spec.nodeLabels; no AcceleratorClass made", "resourceflavor", name)
+		k.c.warnOnce("flavor-nolabels/"+name, func() {
+			k.c.log.Warn("Kueue sync: ResourceFlavor has no spec.nodeLabels; no AcceleratorClass made", "resourceflavor", name)
 		})
 		return nil
 	}
-	cur, err := k.a.c.classes.Get(className)
+	cur, err := k.c.classes.Get(className)
 	if apierrors.IsNotFound(err) {
 		return k.createClassFromFlavor(ctx, f, className, nodeLabels)
 	}
@@ -293,8 +293,8 @@ func (k *kueueSync) flavorToClass(ctx context.Context, name string) error {
 		return err
 	}
 	if cur.Labels[v1beta1.LabelSyncedFrom] != v1beta1.SyncedFromResourceFlavor || cur.Annotations[v1beta1.AnnotationKueueResourceFlavor] != name {
-		k.a.warnOnce("class-taken/"+className+"/"+name, func() {
-			k.a.c.log.Warn("Kueue sync: an AcceleratorClass not made from this ResourceFlavor holds its name; left alone",
+		k.c.warnOnce("class-taken/"+className+"/"+name, func() {
+			k.c.log.Warn("Kueue sync: an AcceleratorClass not made from this ResourceFlavor holds its name; left alone",
 				"acceleratorclass", className, "resourceflavor", name)
 		})
 		return nil
@@ -307,7 +307,7 @@ func (k *kueueSync) flavorToClass(ctx context.Context, name string) error {
 	upd := cur.DeepCopy()
 	upd.Spec = *spec
 	upd.OwnerReferences = owners // an earlier berth made the flavor the owner
-	_, err = k.a.c.berth.OmeV1beta1().AcceleratorClasses().Update(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManagerKueue})
+	_, err = k.c.berth.OmeV1beta1().AcceleratorClasses().Update(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManagerKueue})
 	return err
 }
 
@@ -319,12 +319,12 @@ func (k *kueueSync) createClassFromFlavor(ctx context.Context, f *unstructured.U
 		Labels:      map[string]string{v1beta1.LabelSyncedFrom: v1beta1.SyncedFromResourceFlavor},
 		Annotations: map[string]string{v1beta1.AnnotationKueueResourceFlavor: f.GetName()}},
 		Spec: *k.classSpecFromFlavor(&v1beta1.AcceleratorClassSpec{}, nodeLabels)}
-	created, err := k.a.c.berth.OmeV1beta1().AcceleratorClasses().Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManagerKueue})
+	created, err := k.c.berth.OmeV1beta1().AcceleratorClasses().Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManagerKueue})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	if err == nil {
-		k.a.c.recorder.Eventf(created, corev1.EventTypeNormal, "FromResourceFlavor", "created from Kueue ResourceFlavor %s", f.GetName())
+		k.c.recorder.Eventf(created, corev1.EventTypeNormal, "FromResourceFlavor", "created from Kueue ResourceFlavor %s", f.GetName())
 	}
 	return err
 }
@@ -336,7 +336,7 @@ func (k *kueueSync) createClassFromFlavor(ctx context.Context, f *unstructured.U
 func (k *kueueSync) classSpecFromFlavor(cur *v1beta1.AcceleratorClassSpec, nodeLabels map[string]string) *v1beta1.AcceleratorClassSpec {
 	s := cur.DeepCopy()
 	s.NodeSelector = maps.Clone(nodeLabels)
-	nodes, err := k.a.nodes.List(labels.SelectorFromSet(nodeLabels))
+	nodes, err := k.c.nodes.List(labels.SelectorFromSet(nodeLabels))
 	if err != nil {
 		return s
 	}
@@ -360,7 +360,7 @@ func (k *kueueSync) classSpecFromFlavor(cur *v1beta1.AcceleratorClassSpec, nodeL
 // selector, nodeTaints the taints every node of the class carries, and
 // tolerations one per such taint.
 func (k *kueueSync) classToFlavor(ctx context.Context, name string) error {
-	cl, err := k.a.c.classes.Get(name)
+	cl, err := k.c.classes.Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil // a flavor it made goes with it (owner reference)
 	}
@@ -373,8 +373,8 @@ func (k *kueueSync) classToFlavor(ctx context.Context, name string) error {
 	}
 	want, ok := k.flavorSpec(cl)
 	if !ok {
-		k.a.warnOnce("class-terms/"+name, func() {
-			k.a.c.recorder.Eventf(cl, corev1.EventTypeWarning, "ResourceFlavorNotSynced",
+		k.c.warnOnce("class-terms/"+name, func() {
+			k.c.recorder.Eventf(cl, corev1.EventTypeWarning, "ResourceFlavorNotSynced",
 				"integration.kueueResourceFlavor %s: a ResourceFlavor's nodeLabels can only say discovery.nodeSelector and spec.nodeSelector, and this class has none (or has nodeSelectorTerms)", fname)
 		})
 		return nil
@@ -387,8 +387,8 @@ func (k *kueueSync) classToFlavor(ctx context.Context, name string) error {
 		return err
 	}
 	if f.GetLabels()[v1beta1.LabelSyncedFrom] != v1beta1.SyncedFromAcceleratorClass || !ownedBy(f.GetOwnerReferences(), cl.UID) {
-		k.a.warnOnce("flavor-taken/"+fname+"/"+name, func() {
-			k.a.c.recorder.Eventf(cl, corev1.EventTypeWarning, "ResourceFlavorNotSynced",
+		k.c.warnOnce("flavor-taken/"+fname+"/"+name, func() {
+			k.c.recorder.Eventf(cl, corev1.EventTypeWarning, "ResourceFlavorNotSynced",
 				"ResourceFlavor %s exists and was not made from this class; berth leaves it alone", fname)
 		})
 		return nil
@@ -411,7 +411,7 @@ func (k *kueueSync) classToFlavor(ctx context.Context, name string) error {
 	if err := unstructured.SetNestedMap(upd.Object, spec, "spec"); err != nil {
 		return err
 	}
-	_, err = k.a.c.opts.Dynamic.Resource(ResourceFlavorGVR).Update(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManagerKueue})
+	_, err = k.c.dyn.Resource(ResourceFlavorGVR).Update(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManagerKueue})
 	return err
 }
 
@@ -423,12 +423,12 @@ func (k *kueueSync) createFlavor(ctx context.Context, cl *v1beta1.AcceleratorCla
 	u.SetAnnotations(map[string]string{v1beta1.AnnotationAcceleratorClass: cl.Name})
 	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "AcceleratorClass",
 		Name: cl.Name, UID: cl.UID}})
-	_, err := k.a.c.opts.Dynamic.Resource(ResourceFlavorGVR).Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManagerKueue})
+	_, err := k.c.dyn.Resource(ResourceFlavorGVR).Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManagerKueue})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	if err == nil {
-		k.a.c.recorder.Eventf(cl, corev1.EventTypeNormal, "ResourceFlavorCreated", "created Kueue ResourceFlavor %s", fname)
+		k.c.recorder.Eventf(cl, corev1.EventTypeNormal, "ResourceFlavorCreated", "created Kueue ResourceFlavor %s", fname)
 	}
 	return err
 }
@@ -461,7 +461,7 @@ func (k *kueueSync) flavorSpec(cl *v1beta1.AcceleratorClass) (map[string]any, bo
 // commonTaints are the taints (key, value, effect) every node of the class
 // carries, sorted; none when it matches no node.
 func (k *kueueSync) commonTaints(cl *v1beta1.AcceleratorClass) []corev1.Taint {
-	nodes, err := k.a.nodes.List(labels.Everything())
+	nodes, err := k.c.nodes.List(labels.Everything())
 	if err != nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package reconcile
+package classsync
 
 import (
 	"encoding/json"
