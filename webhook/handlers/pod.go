@@ -60,13 +60,13 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	if ns == "" {
 		ns = req.Namespace // pods with generateName arrive without one
 	}
-	who := fmt.Sprintf("pod %s of InferenceService %s/%s", objectName(req), ns, svcName)
+	who := podRef{req, ns, svcName}
 	isvc, err := h.service(ctx, ns, svcName)
 	if err != nil {
 		return admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: %v", who, err))
 	}
 	if restored(&pod) {
-		return h.podPolicies(ns, isvc, &pod).response("Pod", "", pod.Name, strings.TrimPrefix(who, "pod "), nil)
+		return h.podPolicies(ns, isvc, &pod).response("Pod", "", pod.Name, strings.TrimPrefix(who.String(), "pod "), nil)
 	}
 	component, pinned, d, deny := h.pinnedFor(isvc, &pod, who)
 	if deny != nil {
@@ -103,7 +103,7 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	mutated.Annotations[v1beta1.AnnotationRevision] = rev
 	v := h.podPolicies(ns, isvc, mutated)
 	if len(v.deny) > 0 {
-		return v.response("Pod", "", pod.Name, strings.TrimPrefix(who, "pod "), nil)
+		return v.response("Pod", "", pod.Name, strings.TrimPrefix(who.String(), "pod "), nil)
 	}
 	p, err := patchFrom(req.Object.Raw, rt, mutated)
 	if err != nil {
@@ -114,6 +114,18 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 		resp.AuditAnnotations = v.audit
 	}
 	return resp
+}
+
+// podRef names the pod in messages: "pod <namespace>/<name> of
+// InferenceService <namespace>/<service>", spelled only when a message is
+// written.
+type podRef struct {
+	req         *admissionv1.AdmissionRequest
+	ns, service string
+}
+
+func (r podRef) String() string {
+	return fmt.Sprintf("pod %s of InferenceService %s/%s", objectName(r.req), r.ns, r.service)
 }
 
 // restored reports a pod the reconciler created whole from a recorded
@@ -127,7 +139,7 @@ func restored(pod *corev1.Pod) bool {
 // pinnedFor is the pod's component, its service's pin and the decision
 // the pin names for the component (read back from the index), or the
 // denial saying why there is none.
-func (h *Pods) pinnedFor(isvc *v1beta1.InferenceService, pod *corev1.Pod, who string) (string, pin.Pin, *selection.Decision, *admissionv1.AdmissionResponse) {
+func (h *Pods) pinnedFor(isvc *v1beta1.InferenceService, pod *corev1.Pod, who podRef) (string, pin.Pin, *selection.Decision, *admissionv1.AdmissionResponse) {
 	p, err := pin.Read(isvc)
 	if !pin.Pinned(isvc) {
 		return "", p, nil, admission.Denied(http.StatusUnprocessableEntity, fmt.Sprintf("%s: the service has no resolved runtime (annotation %s); it was admitted without berth's webhook or its pin was removed — re-apply the InferenceService so berth resolves it", who, pin.RuntimeAnnotation))
