@@ -1,7 +1,7 @@
 // Package gpudiscovery reads what GPU feature discovery labels say about a
 // node's accelerator and proposes one AcceleratorClass per distinct
 // product. It is pure: no client-go, no I/O. The reconciler's discovery
-// (reconcile/classdiscovery.go) feeds it the nodes and classes it watches
+// (reconcile/classsync) feeds it the nodes and classes it watches
 // and writes what Plan returns.
 //
 // # Labels read (ParseNode)
