@@ -48,7 +48,7 @@ type Options struct {
 	Metrics         *Metrics
 	// Now is the clock (tests).
 	Now func() time.Time
-	// Policy configures ServingPolicy's reconciler half (policy.go).
+	// Policy configures the service's side of ServingPolicy (verdicts.go).
 	Policy PolicyOptions
 	// Dynamic reads and writes PodGroups and watches their CRDs (gang
 	// scheduling, gang.go); nil turns gang scheduling off.
@@ -98,7 +98,7 @@ type Controller struct {
 	exp          *expectations
 	recorder     record.EventRecorder
 	events       record.EventBroadcaster
-	// pol: ServingPolicy quotas and status, QuotaExceeded (policy.go).
+	// pol: the service's side of ServingPolicy: verdicts, QuotaExceeded (verdicts.go).
 	pol *policyController
 
 	mu      sync.Mutex

@@ -2,8 +2,9 @@
 // InferenceServices into running serving groups and writes their status
 // (the serving groups controller). The manager (reconcile/manager) runs it
 // next to the other controllers: reconcile/models (models' metadata),
-// reconcile/accelerators (AcceleratorClass status) and reconcile/classsync
-// (AcceleratorClass discovery and the Kueue sync).
+// reconcile/accelerators (AcceleratorClass status), reconcile/classsync
+// (AcceleratorClass discovery and the Kueue sync) and reconcile/policy
+// (ServingPolicy).
 // It never decides placement. The mutating webhook pinned the runtime and
 // AcceleratorClass at admission, and the pod webhook completes every pod
 // the reconciler creates; the reconciler only decides how many groups
@@ -301,80 +302,36 @@
 // False PodGroupCRDMissing (naming the CRD); False SchedulerMismatch
 // (the gang's pods name different schedulers).
 //
-// # ServingPolicy (policy.go, policyeval.go, policystatus.go, quota.go, quotaexceeded.go)
+// # ServingPolicy: the service's side (verdicts.go, quotaexceeded.go)
 //
-// The webhook enforces policies at admission (package policy). The
-// reconciler keeps what admission cannot: a hard backstop for namespace
-// budgets, and the audit of what exists.
-//
-// ResourceQuota backstop. For every ServingPolicy with
-// rules.maxAcceleratorsPerNamespace and every namespace its
-// namespaceSelector selects (never kube-system, never the reconciler's own
-// namespace, --namespace; not one that is terminating), a ResourceQuota
-// berth-policy-<policy> (a hash past 253 characters) with hard
-// requests.<resource> = the budget for nvidia.com/gpu, amd.com/gpu,
-// gpu.intel.com/i915 and every resource an AcceleratorClass's
-// spec.resources names. It is labelled app.kubernetes.io/managed-by=
-// berth-reconciler and policy.berth.dev/servingpolicy=<policy>, and its
-// controller owner is the ServingPolicy (garbage collection removes it with
-// the policy). It is created when missing, updated only when its hard
-// limits, labels or owner differ, and deleted (UID precondition) when the
-// policy no longer selects the namespace, loses its budget or is deleted.
-// The quota covers every pod of the namespace, as admission's namespace
-// count covers every pinned service of it (a serviceSelector does not
-// narrow a namespace budget). Like admission it counts each resource on
-// its own: a namespace may use the budget of each vendor's resource.
-//
-// The window. Admission checks a new service against the services pinned
-// in the namespace that the webhook's cache holds; two creates admitted at
-// the same moment both see the old sum and can both pass. The quota closes
-// it where it matters: the apiserver admits pods against the quota
-// atomically, so the pods of the services past the budget are refused
-// (403 "exceeded quota: berth-policy-<policy>, requested: ..., used: ...,
-// limited: ..."), and Running pods never request more than the budget.
-// The first seconds after a quota is created the apiserver refuses pods
-// with "status unknown for quota" until the controller-manager computes its
-// usage; that is handled the same way.
+// The ServingPolicy controller is package reconcile/policy; its rules
+// (the ResourceQuotas of namespace budgets, policy status, the verdicts
+// behind PolicyCompliant) are there. This controller reads it through
+// Options.Policy.Verdicts, which the manager wires; neither imports the
+// other.
 //
 // A service whose pods a quota refuses (berth's or anyone's) gets
 // condition QuotaExceeded=True reason ExceededQuota with the apiserver's
-// message (and the policy whose budget the quota keeps), one Warning event
-// ExceededQuota when it starts, plus the FailedCreate events of the pods;
-// it is retried after --quota-retry-base doubling up to --quota-retry-max
-// (not the workqueue's fast per-item backoff), and at once when any quota
-// of its namespace frees room (its usage or hard limit changes so). The
-// next sync that creates every pod removes the condition and forgets the
-// backoff. The condition is written by the same putStatus as every other
-// status of a service.
+// message (and the policy whose budget the quota keeps, from
+// Verdicts.QuotaPolicy), one Warning event ExceededQuota when it starts,
+// plus the
+// FailedCreate events of the pods; it is retried after --quota-retry-base
+// doubling up to --quota-retry-max (not the workqueue's fast per-item
+// backoff), and at once when any quota of its namespace frees room (its
+// usage or hard limit changes so; this controller watches every
+// ResourceQuota, with or without the policy controller). The next sync
+// that creates every pod removes the condition and forgets the backoff.
+// The condition is written by the same putStatus as every other status of
+// a service.
 //
-// Policy status. A workqueue keyed by policy name; a change of a service
-// (spec, labels, annotations, or its QuotaExceeded condition), namespace
-// labels, runtime, class or profile queues the policies it concerns after
-// 500ms, so a burst costs one evaluation, and the informers' resync queues
-// them all again. One evaluation reads every service of the namespaces the
-// policy selects: the pinned decision read back exactly as the service
-// sync reads it (resolve), composed with merge.ComposeService, and checked
-// with policy.Set.CheckService, the webhook's selection and wording, with
-// the policy compiled alone (a policy's rules never depend on another's).
-// Unpinned or unresolvable services are neither checked nor counted.
-// NamespaceInUse is the accelerators (policy.Accelerators) of the
-// services before it in the namespace: those a quota refuses last, then
-// by creation time, then name, so the services past a budget are its
-// violations (after a burst, the ones the quota refused). The status
-// (observedGeneration, violations, violatingServices: the first 20 by
-// namespace and name with the first violation, and Ready: True InForce,
-// False InvalidSelector or QuotaSyncFailed) is written only when it
-// changed.
-//
-// Service condition PolicyCompliant, on every service at least one policy
-// selects: True Compliant naming the policies, False ViolatesServingPolicy
-// naming the violated ones and quoting the first violation. A service no
-// policy selects has none (deleting the last policy removes it). The
-// policy controller keeps the verdicts in memory and queues a service
-// whose verdict changed; the service's own sync writes the condition
-// (servingPolicyConditions, in the one status write path). Until every
-// policy was evaluated once after a start the condition is left as it was;
-// then services whose condition differs are queued once.
+// Condition PolicyCompliant is Verdicts.Compliance, put into the status by
+// the service's own sync (servingPolicyConditions, in the one status
+// write path): set, removed when no policy selects the service, left as it
+// is while not known (after a start, until the policy controller evaluated
+// every policy once). Without the policy controller (not in --controllers,
+// or --serving-policies=false) services behave as with no ServingPolicy:
+// no PolicyCompliant (a stale one goes with the next status write), and
+// QuotaExceeded names no policy.
 //
 // # AcceleratorClass status (reconcile/accelerators)
 //

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,7 +111,7 @@ func (c *Controller) quotaRetry(ctx context.Context, key string, err error) bool
 	}
 	var policy string
 	if q, qerr := c.pol.quotas.ResourceQuotas(ns).Get(deniedQuotaName(msg)); qerr == nil {
-		policy = quotaPolicy(q)
+		policy = c.pol.verdicts.QuotaPolicy(q)
 	}
 	want := *isvc.Status.DeepCopy()
 	cond := quotaExceededCondition(msg, policy, isvc.Generation)
@@ -182,9 +181,8 @@ func (c *Controller) wakeQuotaBlocked(namespace string) {
 	}
 }
 
-// quotaEvents wakes blocked services when a quota frees room or goes
-// away, and queues the ServingPolicy a changed or deleted berth quota
-// belongs to (it is put back as the policy says).
+// quotaEvents wake the services a quota blocked when it frees room or
+// goes away.
 func (p *policyController) quotaEvents() cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -195,14 +193,8 @@ func (p *policyController) quotaEvents() cache.ResourceEventHandlerFuncs {
 		UpdateFunc: func(o, n any) {
 			oq, ok1 := o.(*corev1.ResourceQuota)
 			nq, ok2 := n.(*corev1.ResourceQuota)
-			if !ok1 || !ok2 {
-				return
-			}
-			if quotaFreed(oq, nq) {
+			if ok1 && ok2 && quotaFreed(oq, nq) {
 				p.c.wakeQuotaBlocked(nq.Namespace)
-			}
-			if name := quotaPolicy(nq); name != "" && oq.ResourceVersion != nq.ResourceVersion && !quotaSpecSame(oq, nq) {
-				p.enqueue(name)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -211,18 +203,9 @@ func (p *policyController) quotaEvents() cache.ResourceEventHandlerFuncs {
 			}
 			if q, ok := obj.(*corev1.ResourceQuota); ok {
 				p.c.wakeQuotaBlocked(q.Namespace)
-				if name := quotaPolicy(q); name != "" {
-					p.enqueue(name)
-				}
 			}
 		},
 	}
-}
-
-// quotaSpecSame: only the status (usage) changed.
-func quotaSpecSame(a, b *corev1.ResourceQuota) bool {
-	return apiequality.Semantic.DeepEqual(a.Spec, b.Spec) && labels.Equals(a.Labels, b.Labels) &&
-		labels.Equals(a.Annotations, b.Annotations) && apiequality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences)
 }
 
 // clearQuotaExceeded: a status written by a sync that reached the end

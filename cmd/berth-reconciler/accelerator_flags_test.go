@@ -27,11 +27,11 @@ func TestAcceleratorStatusFlags(t *testing.T) {
 func TestControllersFlag(t *testing.T) {
 	d := newFlags()
 	require.NoError(t, d.parse(nil))
-	assert.Equal(t, []string{"servinggroups", "models", "accelerator-status"}, d.controllers, "all by default")
+	assert.Equal(t, []string{"servinggroups", "models", "accelerator-status", "policy"}, d.controllers, "all by default")
 
 	off := newFlags()
 	require.NoError(t, off.parse([]string{"--accelerator-status=false"}))
-	assert.Equal(t, []string{"servinggroups", "models"}, off.controllers, "the older flag still turns it off")
+	assert.Equal(t, []string{"servinggroups", "models", "policy"}, off.controllers, "the older flag still turns it off")
 
 	some := newFlags()
 	require.NoError(t, some.parse([]string{"--controllers= models, servinggroups,models"}))
@@ -45,9 +45,9 @@ func TestControllersFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--controllers=servinggroups,policy"}, `--controllers: unknown controller "policy" (known: servinggroups, models, accelerator-status, accelerator-sync)`},
+		{[]string{"--controllers=servinggroups,policies"}, `--controllers: unknown controller "policies" (known: servinggroups, models, accelerator-status, accelerator-sync, policy)`},
 		{[]string{"--controllers=models,accelerator-status", "--accelerator-status=false"}, "--accelerator-status=false disagrees with --controllers=models,accelerator-status; give one of them"},
-		{[]string{"--controllers=,"}, "--controllers=, names no controller (known: servinggroups, models, accelerator-status, accelerator-sync)"},
+		{[]string{"--controllers=,"}, "--controllers=, names no controller (known: servinggroups, models, accelerator-status, accelerator-sync, policy)"},
 		{[]string{"--controllers=models", "--accelerator-status=true"}, "--accelerator-status=true disagrees with --controllers=models; give one of them"},
 	}
 	for _, tt := range tests {
@@ -64,7 +64,7 @@ func TestAcceleratorSyncController(t *testing.T) {
 	for _, flag := range []string{"--accelerator-discovery", "--kueue-sync"} {
 		f := newFlags()
 		require.NoError(t, f.parse([]string{flag}))
-		assert.Equal(t, []string{"servinggroups", "models", "accelerator-status", "accelerator-sync"}, f.controllers, flag)
+		assert.Equal(t, []string{"servinggroups", "models", "accelerator-status", "accelerator-sync", "policy"}, f.controllers, flag)
 
 		named := newFlags()
 		require.NoError(t, named.parse([]string{"--controllers=accelerator-sync", flag}))

@@ -44,7 +44,7 @@ type flags struct {
 	acceleratorStatus         bool
 	acceleratorStatusInterval time.Duration
 	// controllersFlag is --controllers as given; controllers what parse
-	// made of it (and of --accelerator-status).
+	// made of it (and of --accelerator-status and --serving-policies).
 	controllersFlag string
 	controllers     []string
 }
@@ -53,7 +53,7 @@ func newFlags() *flags {
 	f := &flags{set: flag.NewFlagSet("berth-reconciler", flag.ContinueOnError)}
 	s := f.set
 	s.StringVar(&f.controllersFlag, "controllers", "",
-		"comma-separated controllers to run: "+strings.Join(manager.Names, ", ")+"; empty runs all of them (accelerator-status only while --accelerator-status is true, accelerator-sync only with --accelerator-discovery or --kueue-sync)")
+		"comma-separated controllers to run: "+strings.Join(manager.Names, ", ")+"; empty runs all of them (accelerator-status only while --accelerator-status is true, policy only while --serving-policies is true, accelerator-sync only with --accelerator-discovery or --kueue-sync)")
 	s.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file; in-cluster configuration when empty")
 	s.StringVar(&f.probes, "probe-listen", ":8081", "address of /healthz, /readyz and /metrics; empty to disable")
 	s.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -75,7 +75,7 @@ func newFlags() *flags {
 	s.StringVar(&f.namespace, "namespace", envOr("POD_NAMESPACE", "berth-system"),
 		"the reconciler's own namespace, never subject to a ServingPolicy (kube-system never is either); defaults to $POD_NAMESPACE")
 	s.BoolVar(&f.servingPolicies, "serving-policies", true,
-		"keep ServingPolicies' ResourceQuotas (namespace budgets) and status, and the PolicyCompliant condition of services; false when the policy.berth.dev CRD is not installed")
+		"run the policy controller: ServingPolicies' ResourceQuotas (namespace budgets) and status, and the PolicyCompliant condition of services; false (the older spelling of leaving policy out of --controllers) when the policy.berth.dev CRD is not installed")
 	s.DurationVar(&f.quotaRetryBase, "quota-retry-base", 5*time.Second, "delay before retrying a service whose pods a ResourceQuota refused; doubles after each refusal (a quota freeing room retries at once)")
 	s.DurationVar(&f.quotaRetryMax, "quota-retry-max", 5*time.Minute, "longest delay between retries of a service whose pods a ResourceQuota refuses")
 
@@ -161,14 +161,16 @@ func (f *flags) parse(args []string) error {
 
 // parseControllers resolves --controllers: the named controllers, known
 // and each once, or (empty) all of them, leaving out accelerator-status
-// when --accelerator-status=false and accelerator-sync without
+// when --accelerator-status=false, policy when --serving-policies=false
+// and accelerator-sync without
 // --accelerator-discovery or --kueue-sync. Both flags given and
 // disagreeing is an error, never a silent choice.
 func (f *flags) parseControllers() error {
 	syncOn := f.acceleratorDiscovery || f.kueueSync
 	if strings.TrimSpace(f.controllersFlag) == "" {
 		for _, n := range manager.Names {
-			if (n != manager.AcceleratorStatus || f.acceleratorStatus) && (n != manager.AcceleratorSync || syncOn) {
+			if (n != manager.AcceleratorStatus || f.acceleratorStatus) && (n != manager.AcceleratorSync || syncOn) &&
+				(n != manager.Policy || f.servingPolicies) {
 				f.controllers = append(f.controllers, n)
 			}
 		}
@@ -189,10 +191,16 @@ func (f *flags) parseControllers() error {
 	if len(f.controllers) == 0 {
 		return fmt.Errorf("--controllers=%s names no controller (known: %s)", f.controllersFlag, strings.Join(manager.Names, ", "))
 	}
-	statusSet := false
-	f.set.Visit(func(fl *flag.Flag) { statusSet = statusSet || fl.Name == "accelerator-status" })
+	statusSet, policiesSet := false, false
+	f.set.Visit(func(fl *flag.Flag) {
+		statusSet = statusSet || fl.Name == "accelerator-status"
+		policiesSet = policiesSet || fl.Name == "serving-policies"
+	})
 	if statusSet && f.acceleratorStatus != slices.Contains(f.controllers, manager.AcceleratorStatus) {
 		return fmt.Errorf("--accelerator-status=%t disagrees with --controllers=%s; give one of them", f.acceleratorStatus, f.controllersFlag)
+	}
+	if policiesSet && f.servingPolicies != slices.Contains(f.controllers, manager.Policy) {
+		return fmt.Errorf("--serving-policies=%t disagrees with --controllers=%s; give one of them", f.servingPolicies, f.controllersFlag)
 	}
 	return f.checkAcceleratorSync()
 }

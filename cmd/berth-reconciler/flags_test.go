@@ -63,6 +63,17 @@ func TestPolicyFlags(t *testing.T) {
 	assert.Equal(t, time.Second, f.quotaRetryBase)
 	assert.Equal(t, time.Minute, f.quotaRetryMax)
 
+	assert.NotContains(t, f.controllers, "policy", "--serving-policies=false leaves the policy controller out")
+	assert.Contains(t, d.controllers, "policy")
+	agree := newFlags()
+	require.NoError(t, agree.parse([]string{"--controllers=servinggroups,policy", "--serving-policies=true"}))
+	assert.Equal(t, []string{"servinggroups", "policy"}, agree.controllers)
+	for _, args := range [][]string{{"--controllers=servinggroups", "--serving-policies=true"}, {"--controllers=policy", "--serving-policies=false"}} {
+		err := newFlags().parse(args)
+		require.Error(t, err, args)
+		assert.Contains(t, err.Error(), "disagrees with --controllers=")
+	}
+
 	err := newFlags().parse([]string{"--quota-retry-base=1m", "--quota-retry-max=10s"})
 	require.Error(t, err)
 	assert.Equal(t, "--quota-retry-base must be positive and --quota-retry-max at least --quota-retry-base", err.Error())

@@ -31,6 +31,7 @@ import (
 	"github.com/berthdev/berth/reconcile/classsync"
 	"github.com/berthdev/berth/reconcile/manager"
 	"github.com/berthdev/berth/reconcile/models"
+	"github.com/berthdev/berth/reconcile/policy"
 )
 
 func main() {
@@ -69,8 +70,8 @@ func run(args []string) error {
 		LeaseDuration: fs.leaseDuration, RenewDeadline: fs.renewDeadline, RetryPeriod: fs.retryPeriod,
 		Options: reconcile.Options{Resync: fs.resync, BackoffBase: fs.backoffBase, BackoffMax: fs.backoffMax,
 			CoschedulingScheduler: fs.coschedulingScheduler,
-			Policy: reconcile.PolicyOptions{Disabled: !fs.servingPolicies, Namespace: fs.namespace,
-				QuotaRetryBase: fs.quotaRetryBase, QuotaRetryMax: fs.quotaRetryMax}},
+			Policy:                reconcile.PolicyOptions{QuotaRetryBase: fs.quotaRetryBase, QuotaRetryMax: fs.quotaRetryMax}},
+		Policy: policy.Options{Namespace: fs.namespace},
 		Models: models.Options{HFEndpoint: fs.hfEndpoint, CredentialsNamespace: fs.credentialsNamespace,
 			InspectorImage: fs.inspectorImage, DiscoveryTimeout: fs.discoveryTimeout,
 			RetryBase: fs.modelRetryBase, RetryMax: fs.modelRetryMax, NamespacedEndpoints: fs.namespacedEndpoints},

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/dynamic"
+	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
@@ -28,6 +29,7 @@ import (
 	"github.com/berthdev/berth/reconcile/adapters"
 	"github.com/berthdev/berth/reconcile/classsync"
 	"github.com/berthdev/berth/reconcile/models"
+	"github.com/berthdev/berth/reconcile/policy"
 )
 
 // Config says how to run the reconciler process and which controllers
@@ -44,7 +46,7 @@ type Config struct {
 	LeaseNamespace, LeaseName, Identity       string
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Options configure the serving groups controller (package reconcile)
-	// and the loops it still runs: ServingPolicy and gang PodGroups.
+	// and the loop it still runs: gang PodGroups.
 	Options reconcile.Options
 	// Models configures the model metadata controller (reconcile/models);
 	// ModelWorkers read models in parallel (default 2). Controllers
@@ -59,9 +61,15 @@ type Config struct {
 	// sync (reconcile/classsync). Controllers selects it; nil Controllers
 	// runs it only when it asks for discovery or the Kueue sync.
 	AcceleratorSync classsync.Options
+	// Policy configures the ServingPolicy controller (reconcile/policy).
+	// Controllers selects it; its Disabled field is the older spelling of
+	// leaving it out. Without it services carry no PolicyCompliant
+	// condition; with it but without servinggroups, its verdicts reach no
+	// service.
+	Policy policy.Options
 	// Controllers names the controllers to run (Names lists them); nil
 	// runs every one, except accelerator-status when
-	// AcceleratorStatus.Disabled and accelerator-sync when AcceleratorSync
+	// AcceleratorStatus.Disabled, policy when Policy.Disabled, and accelerator-sync when AcceleratorSync
 	// asks for neither discovery nor the Kueue sync.
 	Controllers []string
 	Log         *slog.Logger
@@ -73,11 +81,12 @@ const (
 	Models            = "models"
 	AcceleratorStatus = "accelerator-status"
 	AcceleratorSync   = "accelerator-sync"
+	Policy            = "policy"
 )
 
 // Names are the controllers the manager knows, in the order it starts
 // them.
-var Names = []string{ServingGroups, Models, AcceleratorStatus, AcceleratorSync}
+var Names = []string{ServingGroups, Models, AcceleratorStatus, AcceleratorSync, Policy}
 
 // controller is one loop the manager runs.
 type controller struct {
@@ -133,6 +142,7 @@ func selected(cfg Config) (map[string]bool, error) {
 			enabled[n] = true
 		}
 		enabled[AcceleratorStatus] = !cfg.AcceleratorStatus.Disabled
+		enabled[Policy] = !cfg.Policy.Disabled
 		enabled[AcceleratorSync] = cfg.AcceleratorSync.Enabled()
 		return enabled, nil
 	}
@@ -162,8 +172,23 @@ func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus
 	shared := berthinformers.NewSharedInformerFactory(berth, opts.Resync)
 	opts.Log, opts.Metrics, opts.BerthInformers = log, reconcile.NewMetrics(reg), shared
 	var out []controller
+	// ResourceQuotas (and namespaces), unfiltered: watched by both sides
+	// of ServingPolicy.
+	quotas := kubeinformers.NewSharedInformerFactory(kube, opts.Resync)
+	opts.Policy.Quotas = quotas
+	var serving servingQueue
+	if enabled[Policy] {
+		pc := servingPolicies(kube, berth, cfg.Policy, opts, shared, quotas, log)
+		if enabled[ServingGroups] {
+			pc.Services = &serving
+		}
+		p := policy.New(kube, berth, pc)
+		opts.Policy.Verdicts = p
+		out = append(out, controller{Policy, p.Run, p.Synced})
+	}
 	if enabled[ServingGroups] {
 		ctrl := reconcile.New(kube, berth, opts)
+		serving.c = ctrl
 		out = append(out, controller{ServingGroups, func(ctx context.Context) error { return ctrl.Run(ctx, cfg.Workers) }, ctrl.Synced})
 	}
 	if enabled[Models] {
@@ -207,6 +232,31 @@ func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus
 		out = append(out, controller{"adapters", ad.Run, ad.Synced})
 	}
 	return out
+}
+
+// servingPolicies are the ServingPolicy controller's options: the shared
+// informers, the log, the resync and the write counter the serving groups
+// controller has.
+func servingPolicies(kube kubernetes.Interface, berth versioned.Interface, po policy.Options, opts reconcile.Options,
+	shared berthinformers.SharedInformerFactory, quotas kubeinformers.SharedInformerFactory, log *slog.Logger) policy.Options {
+	if po.Log == nil {
+		po.Log = log
+	}
+	if po.Resync == 0 {
+		po.Resync = opts.Resync
+	}
+	po.Writes, po.BerthInformers, po.KubeInformers = opts.Metrics.CountWrite, shared, quotas
+	return po
+}
+
+// servingQueue is the serving groups controller as the ServingPolicy
+// controller sees it (policy.Services); c is set once it is built.
+type servingQueue struct{ c *reconcile.Controller }
+
+func (s *servingQueue) Enqueue(key string) {
+	if s.c != nil {
+		s.c.Enqueue(key)
+	}
 }
 
 // classSync is the AcceleratorClass discovery and Kueue sync controller;

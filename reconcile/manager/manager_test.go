@@ -12,21 +12,26 @@ import (
 
 	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/classsync"
+	"github.com/berthdev/berth/reconcile/policy"
 )
 
 func TestSelected(t *testing.T) {
-	all := map[string]bool{ServingGroups: true, Models: true, AcceleratorStatus: true, AcceleratorSync: false}
+	all := map[string]bool{ServingGroups: true, Models: true, AcceleratorStatus: true, AcceleratorSync: false, Policy: true}
 	got, err := selected(Config{})
 	require.NoError(t, err)
 	assert.Equal(t, all, got, "nil runs every controller")
 
 	got, err = selected(Config{AcceleratorStatus: accelerators.AcceleratorStatusOptions{Disabled: true}})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]bool{ServingGroups: true, Models: true, AcceleratorStatus: false, AcceleratorSync: false}, got, "the older spelling still leaves it out")
+	assert.Equal(t, map[string]bool{ServingGroups: true, Models: true, AcceleratorStatus: false, AcceleratorSync: false, Policy: true}, got, "the older spelling still leaves it out")
 
 	got, err = selected(Config{AcceleratorSync: classsync.Options{KueueSync: true}})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]bool{ServingGroups: true, Models: true, AcceleratorStatus: true, AcceleratorSync: true}, got, "discovery or the Kueue sync asked for")
+	assert.Equal(t, map[string]bool{ServingGroups: true, Models: true, AcceleratorStatus: true, AcceleratorSync: true, Policy: true}, got, "discovery or the Kueue sync asked for")
+
+	got, err = selected(Config{Policy: policy.Options{Disabled: true}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{ServingGroups: true, Models: true, AcceleratorStatus: true, AcceleratorSync: false, Policy: false}, got, "--serving-policies=false leaves policy out")
 
 	_, err = selected(Config{Controllers: []string{AcceleratorSync}})
 	assert.EqualError(t, err, "accelerator-sync asks for neither AcceleratorClass discovery nor the Kueue sync")
@@ -37,7 +42,7 @@ func TestSelected(t *testing.T) {
 
 	_, err = selected(Config{Controllers: []string{"model"}})
 	require.Error(t, err)
-	assert.Equal(t, `unknown controller "model" (known: servinggroups, models, accelerator-status, accelerator-sync)`, err.Error())
+	assert.Equal(t, `unknown controller "model" (known: servinggroups, models, accelerator-status, accelerator-sync, policy)`, err.Error())
 
 	_, err = selected(Config{Controllers: []string{}})
 	assert.EqualError(t, err, "no controller selected")

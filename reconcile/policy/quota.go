@@ -1,4 +1,4 @@
-package reconcile
+package policy
 
 import (
 	"context"
@@ -16,9 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/cache"
 
 	policyv1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
-	"github.com/berthdev/berth/policy"
+	policyset "github.com/berthdev/berth/policy"
 )
 
 // The ResourceQuota backstop of a ServingPolicy's namespace budget
@@ -171,14 +172,14 @@ func updatedQuota(have, want *corev1.ResourceQuota) *corev1.ResourceQuota {
 // berth owns differs, deleted (with a UID precondition) when the policy no
 // longer selects the namespace or lost its budget. It returns how many
 // quotas the policy keeps.
-func (p *policyController) syncQuotas(ctx context.Context, name string, sp *policyv1alpha1.ServingPolicy, namespaces []*corev1.Namespace) (int, error) {
+func (p *Controller) syncQuotas(ctx context.Context, name string, sp *policyv1alpha1.ServingPolicy, namespaces []*corev1.Namespace) (int, error) {
 	var want []*corev1.ResourceQuota
 	if sp != nil {
-		classes, err := p.c.classes.List(labels.Everything())
+		classes, err := p.objects.classes.List(labels.Everything())
 		if err != nil {
 			return 0, err
 		}
-		want = desiredQuotas(sp, namespaces, policy.AcceleratorResources(classes), p.exempt)
+		want = desiredQuotas(sp, namespaces, policyset.AcceleratorResources(classes), p.exempt)
 	}
 	all, err := p.quotas.List(labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByReconciler}))
 	if err != nil {
@@ -203,11 +204,11 @@ func (p *policyController) syncQuotas(ctx context.Context, name string, sp *poli
 	return len(want), errors.Join(errs...)
 }
 
-func (p *policyController) applyQuota(ctx context.Context, have, want *corev1.ResourceQuota) error {
-	qs := p.c.kube.CoreV1().ResourceQuotas(want.Namespace)
+func (p *Controller) applyQuota(ctx context.Context, have, want *corev1.ResourceQuota) error {
+	qs := p.kube.CoreV1().ResourceQuotas(want.Namespace)
 	switch {
 	case have == nil:
-		p.c.m.write("create", "resourcequotas")
+		p.opts.Writes("create", "resourcequotas")
 		_, err := qs.Create(ctx, want, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			// Not in the cache yet, or someone else's quota of that name:
@@ -217,9 +218,9 @@ func (p *policyController) applyQuota(ctx context.Context, have, want *corev1.Re
 		if err != nil {
 			return fmt.Errorf("create ResourceQuota %s/%s: %w", want.Namespace, want.Name, err)
 		}
-		p.c.log.Info("ResourceQuota created for a namespace budget", "namespace", want.Namespace, "quota", want.Name, "hard", want.Spec.Hard)
+		p.log.Info("ResourceQuota created for a namespace budget", "namespace", want.Namespace, "quota", want.Name, "hard", want.Spec.Hard)
 	case !quotaUpToDate(have, want):
-		p.c.m.write("update", "resourcequotas")
+		p.opts.Writes("update", "resourcequotas")
 		if _, err := qs.Update(ctx, updatedQuota(have, want), metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
 			return fmt.Errorf("update ResourceQuota %s/%s: %w", want.Namespace, want.Name, err)
 		}
@@ -227,13 +228,47 @@ func (p *policyController) applyQuota(ctx context.Context, have, want *corev1.Re
 	return nil
 }
 
-func (p *policyController) deleteQuota(ctx context.Context, q *corev1.ResourceQuota) error {
-	p.c.m.write("delete", "resourcequotas")
+func (p *Controller) deleteQuota(ctx context.Context, q *corev1.ResourceQuota) error {
+	p.opts.Writes("delete", "resourcequotas")
 	uid := q.UID
-	err := p.c.kube.CoreV1().ResourceQuotas(q.Namespace).Delete(ctx, q.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err := p.kube.CoreV1().ResourceQuotas(q.Namespace).Delete(ctx, q.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete ResourceQuota %s/%s: %w", q.Namespace, q.Name, err)
 	}
-	p.c.log.Info("ResourceQuota of a namespace budget deleted", "namespace", q.Namespace, "quota", q.Name)
+	p.log.Info("ResourceQuota of a namespace budget deleted", "namespace", q.Namespace, "quota", q.Name)
 	return nil
+}
+
+// quotaEvents queue the ServingPolicy a changed or deleted berth quota
+// belongs to (it is put back as the policy says). A quota's usage alone
+// changes nothing here.
+func (p *Controller) quotaEvents() cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(o, n any) {
+			oq, ok1 := o.(*corev1.ResourceQuota)
+			nq, ok2 := n.(*corev1.ResourceQuota)
+			if !ok1 || !ok2 {
+				return
+			}
+			if name := quotaPolicy(nq); name != "" && oq.ResourceVersion != nq.ResourceVersion && !quotaSpecSame(oq, nq) {
+				p.enqueue(name)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if q, ok := obj.(*corev1.ResourceQuota); ok {
+				if name := quotaPolicy(q); name != "" {
+					p.enqueue(name)
+				}
+			}
+		},
+	}
+}
+
+// quotaSpecSame: only the status (usage) changed.
+func quotaSpecSame(a, b *corev1.ResourceQuota) bool {
+	return apiequality.Semantic.DeepEqual(a.Spec, b.Spec) && labels.Equals(a.Labels, b.Labels) &&
+		labels.Equals(a.Annotations, b.Annotations) && apiequality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences)
 }

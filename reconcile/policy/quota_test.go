@@ -1,22 +1,18 @@
-package reconcile
+package policy
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/policy"
+	policyset "github.com/berthdev/berth/policy"
 )
 
 // Builders of the policy tests.
@@ -114,7 +110,7 @@ func TestDesiredQuotas(t *testing.T) {
 		MakeNamespace("berth-system").Label("tier", "gpu").Obj(),
 		MakeNamespace("leaving").Label("tier", "gpu").Terminating().Obj(),
 	}
-	res := policy.AcceleratorResources(nil)
+	res := policyset.AcceleratorResources(nil)
 	cases := []struct {
 		name   string
 		policy *policyv1alpha1.ServingPolicy
@@ -133,7 +129,7 @@ func TestDesiredQuotas(t *testing.T) {
 			want: []*corev1.ResourceQuota{wantQuota("svc", "web", 4, gpuResources...)}},
 		{name: "resources the classes name are covered too",
 			policy: MakePolicy("mig").NamespaceSelector(&metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "web"}}).Budget(2).Obj(),
-			res:    policy.AcceleratorResources([]*v1beta1.AcceleratorClass{{Spec: v1beta1.AcceleratorClassSpec{Resources: []v1beta1.AcceleratorResource{{Name: "nvidia.com/mig-1g.10gb"}, {Name: "nvidia.com/gpu"}}}}}),
+			res:    policyset.AcceleratorResources([]*v1beta1.AcceleratorClass{{Spec: v1beta1.AcceleratorClassSpec{Resources: []v1beta1.AcceleratorResource{{Name: "nvidia.com/mig-1g.10gb"}, {Name: "nvidia.com/gpu"}}}}}),
 			want:   []*corev1.ResourceQuota{wantQuota("mig", "web", 2, append([]string{"nvidia.com/mig-1g.10gb"}, gpuResources...)...)}},
 		{name: "a selector that does not parse selects nothing",
 			policy: MakePolicy("bad").NamespaceSelector(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}).Budget(1).Obj(), res: res},
@@ -201,67 +197,4 @@ func TestQuotaNameAndPolicy(t *testing.T) {
 	theirs.OwnerReferences[0].Kind = "Namespace"
 	assert.Equal(t, "", quotaPolicy(theirs))
 }
-
-func forbidden(msg string) error {
-	return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "chat-engine-0", errors.New(msg))
-}
-
-func TestQuotaDenial(t *testing.T) {
-	exceeded := "exceeded quota: berth-policy-budget, requested: requests.nvidia.com/gpu=8, used: requests.nvidia.com/gpu=16, limited: requests.nvidia.com/gpu=16"
-	cases := []struct {
-		name string
-		err  error
-		want string
-		ok   bool
-	}{
-		{name: "nil", err: nil},
-		{name: "a webhook denial", err: fmt.Errorf("create pod ns/chat-engine-0: %w", forbidden("admission webhook denied the request"))},
-		{name: "exceeded, wrapped and joined with another error",
-			err:  errors.Join(errors.New("delete pod: boom"), fmt.Errorf("create pod ns/chat-engine-0: %w", forbidden(exceeded))),
-			want: `pods "chat-engine-0" is forbidden: ` + exceeded, ok: true},
-		{name: "a quota whose status is not computed yet",
-			err:  forbidden("status unknown for quota: berth-policy-budget, resources: requests.nvidia.com/gpu"),
-			want: `pods "chat-engine-0" is forbidden: status unknown for quota: berth-policy-budget, resources: requests.nvidia.com/gpu`, ok: true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := quotaDenial(tc.err)
-			assert.Equal(t, tc.ok, ok)
-			assert.Equal(t, tc.want, got)
-			if ok {
-				assert.Equal(t, "berth-policy-budget", deniedQuotaName(got))
-			}
-		})
-	}
-}
-
-func TestQuotaFreed(t *testing.T) {
-	q := func(hard, used int64) *corev1.ResourceQuota {
-		return &corev1.ResourceQuota{Status: corev1.ResourceQuotaStatus{
-			Hard: corev1.ResourceList{"requests.nvidia.com/gpu": *resource.NewQuantity(hard, resource.DecimalSI)},
-			Used: corev1.ResourceList{"requests.nvidia.com/gpu": *resource.NewQuantity(used, resource.DecimalSI)},
-		}}
-	}
-	cases := []struct {
-		name     string
-		old, cur *corev1.ResourceQuota
-		want     bool
-	}{
-		{name: "new", old: nil, cur: q(16, 0), want: true},
-		{name: "status computed", old: &corev1.ResourceQuota{}, cur: q(16, 0), want: true},
-		{name: "a pod went away", old: q(16, 16), cur: q(16, 8), want: true},
-		{name: "the budget grew", old: q(16, 16), cur: q(24, 16), want: true},
-		{name: "a pod came", old: q(16, 8), cur: q(16, 16)},
-		{name: "unchanged", old: q(16, 16), cur: q(16, 16)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, quotaFreed(tc.old, tc.cur)) })
-	}
-}
-
-func TestQuotaExceededCondition(t *testing.T) {
-	msg := `pods "chat-engine-0" is forbidden: exceeded quota: berth-policy-budget, requested: requests.nvidia.com/gpu=8, used: requests.nvidia.com/gpu=16, limited: requests.nvidia.com/gpu=16`
-	assert.Equal(t, metav1.Condition{Type: ConditionQuotaExceeded, Status: metav1.ConditionTrue, Reason: ReasonExceededQuota, ObservedGeneration: 3,
-		Message: "pods cannot be created: " + msg + " (ResourceQuota berth-policy-budget keeps the namespace budget of ServingPolicy/budget); retried with backoff, and at once when the quota frees room"},
-		quotaExceededCondition(msg, "budget", 3))
-}
+func ptr[T any](v T) *T { return &v }

@@ -1,4 +1,4 @@
-package reconcile
+package policy
 
 import (
 	"cmp"
@@ -11,7 +11,7 @@ import (
 	policyv1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
-	"github.com/berthdev/berth/policy"
+	policyset "github.com/berthdev/berth/policy"
 )
 
 // policyService is a pinned service as policy checks it: the pinned
@@ -23,7 +23,7 @@ type policyService struct {
 	// refused: a ResourceQuota refuses its pods (QuotaExceeded=True); it
 	// is counted after the services whose pods the quota admitted.
 	refused bool
-	in      policy.Service
+	in      policyset.Service
 	acc     map[corev1.ResourceName]int64
 }
 
@@ -33,14 +33,14 @@ type policyService struct {
 // (the rules of one policy never depend on another's, so its violations
 // are those admission finds with every policy, at a cost that does not
 // grow with the number of policies).
-func (p *policyController) evaluate(sp *policyv1alpha1.ServingPolicy, namespaces []*corev1.Namespace) (map[string][]string, error) {
-	set := policy.Compile([]*policyv1alpha1.ServingPolicy{sp}, policy.Options{ExemptNamespaces: []string{p.opts.Namespace}})
+func (p *Controller) evaluate(sp *policyv1alpha1.ServingPolicy, namespaces []*corev1.Namespace) (map[string][]string, error) {
+	set := policyset.Compile([]*policyv1alpha1.ServingPolicy{sp}, policyset.Options{ExemptNamespaces: []string{p.opts.Namespace}})
 	out := map[string][]string{}
 	for _, ns := range namespaces {
 		if !namespaceSelected(sp, ns, p.exempt) {
 			continue
 		}
-		svcs, err := p.c.services.InferenceServices(ns.Name).List(labels.Everything())
+		svcs, err := p.objects.services.InferenceServices(ns.Name).List(labels.Everything())
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +66,7 @@ func (p *policyController) evaluate(sp *policyv1alpha1.ServingPolicy, namespaces
 // refuses come last: after a burst admission could not serialise, the
 // services the quota let run are within the budget and those it refused
 // are past it.
-func namespaceVerdicts(set *policy.Set, name string, svcs []policyService) map[string][]string {
+func namespaceVerdicts(set *policyset.Set, name string, svcs []policyService) map[string][]string {
 	svcs = slices.Clone(svcs)
 	slices.SortStableFunc(svcs, func(a, b policyService) int {
 		return cmp.Or(compareBool(a.refused, b.refused), cmp.Compare(a.created, b.created), cmp.Compare(a.key, b.key))
@@ -110,16 +110,16 @@ func cloneUse(m map[corev1.ResourceName]int64) map[corev1.ResourceName]int64 {
 	return out
 }
 
-// policyService reads a service's pinned decision back (as the service
-// sync does) and composes it; ok is false for a service that is not
-// pinned, does not resolve, or is being deleted: it is neither checked
-// nor counted.
-func (p *policyController) policyService(isvc *v1beta1.InferenceService, nsLabels map[string]string) (policyService, bool) {
+// policyService reads a service's pinned decision back (resolve, as the
+// service sync does) and composes it; ok is false for a service that is
+// not pinned, does not resolve, or is being deleted: it is neither
+// checked nor counted.
+func (p *Controller) policyService(isvc *v1beta1.InferenceService, nsLabels map[string]string) (policyService, bool) {
 	if isvc.DeletionTimestamp != nil {
 		return policyService{}, false
 	}
-	dec, unres := p.c.resolve(isvc)
-	if unres != nil {
+	dec, ok := p.objects.resolve(isvc)
+	if !ok {
 		return policyService{}, false
 	}
 	roles, _ := merge.ComposeService(merge.ServiceInput{Service: isvc, RuntimeKind: dec.pin.RuntimeKind, RuntimeName: dec.pin.RuntimeName,
@@ -138,28 +138,12 @@ func (p *policyController) policyService(isvc *v1beta1.InferenceService, nsLabel
 	if svcLabels == nil {
 		svcLabels = map[string]string{}
 	}
-	in := policy.Service{
-		Subject: policy.Subject{Namespace: isvc.Namespace, NamespaceLabels: nsLabels, ServiceLabels: svcLabels},
-		Service: isvc, RuntimeKind: dec.pin.RuntimeKind, RuntimeName: dec.pin.RuntimeName, RuntimeLabels: p.runtimeLabels(isvc.Namespace, dec),
+	in := policyset.Service{
+		Subject: policyset.Subject{Namespace: isvc.Namespace, NamespaceLabels: nsLabels, ServiceLabels: svcLabels},
+		Service: isvc, RuntimeKind: dec.pin.RuntimeKind, RuntimeName: dec.pin.RuntimeName, RuntimeLabels: dec.runtimeLabels,
 		RuntimeSpec: dec.runtime, Classes: classes, Roles: roles,
 	}
 	return policyService{key: isvc.Namespace + "/" + isvc.Name, created: isvc.CreationTimestamp.Unix(), in: in,
 		refused: meta.IsStatusConditionTrue(isvc.Status.Conditions, ConditionQuotaExceeded),
-		acc:     policy.Accelerators(roles, classList...)}, true
-}
-
-// runtimeLabels are the labels of the pinned runtime object (a runtime
-// rule's allowedSelector reads them).
-func (p *policyController) runtimeLabels(namespace string, dec *decision) map[string]string {
-	switch dec.pin.RuntimeKind {
-	case "ServingRuntime":
-		if rt, err := p.c.runtimes.ServingRuntimes(namespace).Get(dec.pin.RuntimeName); err == nil {
-			return rt.Labels
-		}
-	case "ClusterServingRuntime":
-		if rt, err := p.c.clusterRuntimes.Get(dec.pin.RuntimeName); err == nil {
-			return rt.Labels
-		}
-	}
-	return nil
+		acc:     policyset.Accelerators(roles, classList...)}, true
 }

@@ -1,4 +1,4 @@
-package reconcile
+package policy
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 	policyv1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/merge"
-	"github.com/berthdev/berth/policy"
+	policyset "github.com/berthdev/berth/policy"
 )
 
 func policyReadyCondition(status metav1.ConditionStatus, reason, msg string, at metav1.Time) metav1.Condition {
@@ -99,14 +99,14 @@ func gpuService(ns, name string, created int64, gpus int64, lbls map[string]stri
 		lbls = map[string]string{}
 	}
 	return policyService{key: ns + "/" + name, created: created,
-		in:  policy.Service{Subject: policy.Subject{Namespace: ns, NamespaceLabels: map[string]string{}, ServiceLabels: lbls}, Service: isvc, Roles: roles},
-		acc: policy.Accelerators(roles)}
+		in:  policyset.Service{Subject: policyset.Subject{Namespace: ns, NamespaceLabels: map[string]string{}, ServiceLabels: lbls}, Service: isvc, Roles: roles},
+		acc: policyset.Accelerators(roles)}
 }
 
 func TestNamespaceVerdicts(t *testing.T) {
 	budget := MakePolicy("budget").Budget(16).Obj()
 	perSvc := MakePolicy("small").Services(map[string]string{"size": "small"}).MaxPerService(4).Obj()
-	set := policy.Compile([]*policyv1alpha1.ServingPolicy{budget, perSvc}, policy.Options{ExemptNamespaces: []string{"berth-system"}})
+	set := policyset.Compile([]*policyv1alpha1.ServingPolicy{budget, perSvc}, policyset.Options{ExemptNamespaces: []string{"berth-system"}})
 	over := "ServingPolicy/budget: namespace team-a would use 24 nvidia.com/gpu, above its budget of 16 (16 of 16 nvidia.com/gpu in use)"
 	svcs := []policyService{
 		gpuService("team-a", "c", 30, 8, nil),
@@ -142,7 +142,7 @@ func TestNamespaceVerdicts(t *testing.T) {
 // compose is not included: it is the pod webhook's cost, once per
 // service).
 func BenchmarkNamespaceVerdicts(b *testing.B) {
-	set := policy.Compile([]*policyv1alpha1.ServingPolicy{MakePolicy("p050").Budget(1000).MaxPerService(16).Obj()}, policy.Options{})
+	set := policyset.Compile([]*policyv1alpha1.ServingPolicy{MakePolicy("p050").Budget(1000).MaxPerService(16).Obj()}, policyset.Options{})
 	var svcs []policyService
 	for i := range 200 {
 		svcs = append(svcs, gpuService("team-a", fmt.Sprintf("svc-%03d", i), int64(i), 8, nil))

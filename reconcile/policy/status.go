@@ -1,4 +1,4 @@
-package reconcile
+package policy
 
 import (
 	"fmt"
@@ -23,6 +23,11 @@ const (
 	ReasonCompliant = "Compliant"
 	// ReasonViolatesServingPolicy: PolicyCompliant=False.
 	ReasonViolatesServingPolicy = "ViolatesServingPolicy"
+	// ConditionQuotaExceeded is the serving groups controller's condition
+	// of a service whose pods a ResourceQuota refuses
+	// (reconcile.ConditionQuotaExceeded, the same string): such services
+	// are counted last against a namespace budget.
+	ConditionQuotaExceeded = "QuotaExceeded"
 )
 
 // The policy's side: its Ready condition.
