@@ -10,10 +10,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/berthdev/berth/reconcile"
 	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/classsync"
 	"github.com/berthdev/berth/reconcile/policy"
 )
+
+// The two sides of ServingPolicy name the service conditions they share
+// alike (neither package imports the other).
+func TestPolicyConditionsAgree(t *testing.T) {
+	assert.Equal(t, reconcile.ConditionQuotaExceeded, policy.ConditionQuotaExceeded)
+	assert.Equal(t, reconcile.ConditionPolicyCompliant, policy.ConditionPolicyCompliant)
+}
 
 func TestSelected(t *testing.T) {
 	all := map[string]bool{ServingGroups: true, Models: true, AcceleratorStatus: true, AcceleratorSync: false, Policy: true}
