@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
@@ -135,6 +136,11 @@ spec:
 	// A runtime that would win now, in the service's namespace only (a
 	// namespaced runtime outranks cluster-scoped ones): the pin holds, and
 	// online explain says a newer runtime exists and why the pinned lost.
+	// Timestamps have whole seconds: explain can only say "newer" of a
+	// runtime created in a later second than the service.
+	svc, err := berthClient(t).OmeV1beta1().InferenceServices(ns).Get(ctxT(t, apiTimeout), "cli-llama", metav1.GetOptions{})
+	require.NoError(t, err)
+	time.Sleep(time.Until(svc.CreationTimestamp.Add(time.Second + 50*time.Millisecond)))
 	shipped, err := os.ReadFile(env.Path("deploy", "runtimes", "srt-llama-3-2-1b-instruct-rt.yaml"))
 	require.NoError(t, err)
 	newer := strings.NewReplacer("kind: ClusterServingRuntime", "kind: ServingRuntime",
