@@ -85,6 +85,26 @@ func (h *InferenceServices) selectSettled(ctx context.Context, isvc *v1beta1.Inf
 	return d, err
 }
 
+// verifyPinSettled checks a pin the request introduces again after each
+// wait in h.Retry while it fails. The mutating call may have reached
+// another replica of the webhook, whose cache already held the model,
+// runtime or class this replica's cache has not seen yet: a pin berth
+// made a moment ago is not denied for this replica's lag.
+func (h *InferenceServices) verifyPinSettled(ctx context.Context, isvc *v1beta1.InferenceService, p pin.Pin, err error) (*choice, error) {
+	var c *choice
+	for _, wait := range h.Retry {
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		if c, err = h.verifyPin(isvc, p); err == nil {
+			return c, nil
+		}
+	}
+	return nil, err
+}
+
 // Mutate migrates the deprecated predictor, checks what the user sent,
 // applies defaults and pins the runtime and AcceleratorClass decision in
 // annotations (see pin). It does not deny a service it cannot resolve: the
@@ -319,6 +339,9 @@ func (h *InferenceServices) resolve(ctx context.Context, isvc, old *v1beta1.Infe
 		return h.selectSettled(ctx, isvc)
 	}
 	c, err := h.verifyPin(isvc, cur)
+	if err != nil && (old == nil || cur != pinOf(old)) {
+		c, err = h.verifyPinSettled(ctx, isvc, cur, err)
+	}
 	if err == nil {
 		return c, nil
 	}
