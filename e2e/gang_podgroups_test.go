@@ -27,7 +27,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv/gang"
 	"github.com/berthdev/berth/internal/devenv/install"
-	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/servinggroups"
 )
 
 const (
@@ -63,7 +63,7 @@ func waitPodGroup(t *testing.T, gvr schema.GroupVersionResource, ns, name, what 
 }
 
 func gangCondition(isvc *v1beta1.InferenceService) *metav1.Condition {
-	return condition(isvc, reconcile.ConditionGangScheduling)
+	return condition(isvc, servinggroups.ConditionGangScheduling)
 }
 
 func gangReason(reason string) func(*v1beta1.InferenceService) bool {
@@ -124,7 +124,7 @@ func assertSameResources(t *testing.T, want, got corev1.ResourceList, what strin
 // names), in Volcano queue gang-q.
 func pdGangService(ns, name, runtime string) *v1beta1.InferenceService {
 	s := MakeService(ns, name).Runtime(runtime).Replicas(3).DecoderReplicas(2).Obj()
-	s.Annotations = map[string]string{reconcile.AnnotationVolcanoQueueName: "gang-q"}
+	s.Annotations = map[string]string{servinggroups.AnnotationVolcanoQueueName: "gang-q"}
 	s.Spec.GangPolicy = &v1beta1.GangPolicy{Scheduler: v1beta1.GangSchedulerVolcano,
 		MinRoleReplicas: map[string]int32{"prefill": 2, "decode": 1}}
 	return s
@@ -169,18 +169,18 @@ func TestGangPodGroupsPrefillDecode(t *testing.T) {
 	for _, p := range pods {
 		comp, grp := p.Labels[v1beta1.LabelComponent], p.Labels[v1beta1.LabelGroupIndex]
 		if comp == v1beta1.ComponentRouter {
-			assert.Empty(t, p.Annotations[reconcile.AnnotationVolcanoGroupName], "router pod %s is in no PodGroup", p.Name)
+			assert.Empty(t, p.Annotations[servinggroups.AnnotationVolcanoGroupName], "router pod %s is in no PodGroup", p.Name)
 			continue
 		}
-		assert.Equal(t, "pd", p.Annotations[reconcile.AnnotationVolcanoGroupName], "pod %s group", p.Name)
-		assert.Equal(t, comp+"-"+grp, p.Annotations[reconcile.AnnotationVolcanoTaskSpec], "pod %s task", p.Name)
+		assert.Equal(t, "pd", p.Annotations[servinggroups.AnnotationVolcanoGroupName], "pod %s group", p.Name)
+		assert.Equal(t, comp+"-"+grp, p.Annotations[servinggroups.AnnotationVolcanoTaskSpec], "pod %s task", p.Name)
 		assert.Equal(t, "volcano", p.Spec.SchedulerName, "pod %s schedulerName (from gangPolicy)", p.Name)
 		if comp == v1beta1.ComponentEngine && grp != "2" || comp == v1beta1.ComponentDecoder && grp == "0" {
 			addRequests(want, requestsOf(&p))
 		}
 	}
 	assertSameResources(t, want, minResourcesOf(t, pg), "minResources = requests of engine-0, engine-1 and decoder-0 as the webhook composed them")
-	waitService(t, ns, "pd", "GangScheduling=True", gangReason(reconcile.ReasonPodGroupsSynced))
+	waitService(t, ns, "pd", "GangScheduling=True", gangReason(servinggroups.ReasonPodGroupsSynced))
 
 	// Deleted by someone else: recreated.
 	require.NoError(t, pgDynamic(t).Resource(volcano).Namespace(ns).Delete(ctxT(t, apiTimeout), "pd", metav1.DeleteOptions{}))
@@ -212,7 +212,7 @@ func crdMissingThenSubGroups(t *testing.T, ns, name string) {
 	})
 	require.NoError(t, exts.Delete(ctxT(t, apiTimeout), volcanoCRD, metav1.DeleteOptions{}))
 	waitCRDGone(ctxT(t, 2*time.Minute), exts)
-	isvc := waitService(t, ns, name, "GangScheduling=False PodGroupCRDMissing", gangReason(reconcile.ReasonPodGroupCRDMissing))
+	isvc := waitService(t, ns, name, "GangScheduling=False PodGroupCRDMissing", gangReason(servinggroups.ReasonPodGroupCRDMissing))
 	assert.Equal(t, metav1.ConditionFalse, gangCondition(isvc).Status)
 	assert.Contains(t, gangCondition(isvc).Message, volcanoCRD)
 
@@ -232,7 +232,7 @@ func crdMissingThenSubGroups(t *testing.T, ns, name string) {
 			"labelSelector": map[string]any{"matchLabels": map[string]any{v1beta1.LabelInferenceService: name, v1beta1.LabelComponent: "decoder"}}},
 	}
 	assert.Equal(t, want, sgs)
-	waitService(t, ns, name, "GangScheduling=True again", gangReason(reconcile.ReasonPodGroupsSynced))
+	waitService(t, ns, name, "GangScheduling=True again", gangReason(servinggroups.ReasonPodGroupsSynced))
 }
 
 func volcanoCRDObject(t *testing.T) install.Object {
@@ -363,11 +363,11 @@ func TestGangCoschedulingAllOrNothing(t *testing.T) {
 	})
 	assertSameResources(t, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("32")},
 		corev1.ResourceList{"nvidia.com/gpu": minResourcesOf(t, pg)["nvidia.com/gpu"]}, "minResources nvidia.com/gpu")
-	isvc := waitService(t, ns, "mn", "GangScheduling=False Unschedulable", gangReason(reconcile.ReasonGangUnschedulable))
+	isvc := waitService(t, ns, "mn", "GangScheduling=False Unschedulable", gangReason(servinggroups.ReasonGangUnschedulable))
 	t.Logf("GangScheduling: %s", gangCondition(isvc).Message)
 	assert.Contains(t, gangCondition(isvc).Message, "mn-engine-0 (minMember 4)")
 	for _, p := range servicePods(t, ns, "mn") {
-		assert.Equal(t, "mn-engine-0", p.Labels[reconcile.LabelCoschedulingPodGroup], "pod %s in the PodGroup", p.Name)
+		assert.Equal(t, "mn-engine-0", p.Labels[servinggroups.LabelCoschedulingPodGroup], "pod %s in the PodGroup", p.Name)
 	}
 	deadline := time.Now().Add(gangHold)
 	for time.Now().Before(deadline) {

@@ -11,9 +11,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/berthdev/berth/reconcile"
 	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/manager"
+	"github.com/berthdev/berth/reconcile/servinggroups"
 )
 
 type flags struct {
@@ -70,7 +70,7 @@ func newFlags() *flags {
 	s.DurationVar(&f.resync, "resync", 10*time.Minute, "informer resync period")
 	s.DurationVar(&f.backoffBase, "recreate-backoff-base", 10*time.Second, "delay before the second consecutive recreate of a failed group; doubles after each")
 	s.DurationVar(&f.backoffMax, "recreate-backoff-max", 5*time.Minute, "longest delay between recreates of a failed group")
-	s.StringVar(&f.coschedulingScheduler, "coscheduling-scheduler-name", reconcile.DefaultCoschedulingScheduler,
+	s.StringVar(&f.coschedulingScheduler, "coscheduling-scheduler-name", servinggroups.DefaultCoschedulingScheduler,
 		"schedulerName of the scheduler-plugins scheduler running the coscheduling plugin: pods using it are gang-scheduled with scheduling.x-k8s.io PodGroups (pods using volcano with Volcano's)")
 	s.StringVar(&f.namespace, "namespace", envOr("POD_NAMESPACE", "berth-system"),
 		"the reconciler's own namespace, never subject to a ServingPolicy (kube-system never is either); defaults to $POD_NAMESPACE")

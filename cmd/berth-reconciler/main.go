@@ -7,7 +7,7 @@
 // It also reads models' metadata from their files (hf://, s3://, and
 // pvc:// through an inspector Job) into BaseModel and ClusterBaseModel
 // status (package reconcile/models), and nudges services waiting for it
-// (package reconcile, "Services waiting for their model"); it writes
+// (package reconcile/servinggroups, "Services waiting for their model"); it writes
 // AcceleratorClass status (reconcile/accelerators) and, when asked,
 // discovers classes and syncs them with Kueue (reconcile/classsync). The manager
 // (reconcile/manager) runs the controllers --controllers names. Run with
@@ -26,12 +26,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/berthdev/berth/reconcile"
 	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/classsync"
 	"github.com/berthdev/berth/reconcile/manager"
 	"github.com/berthdev/berth/reconcile/models"
 	"github.com/berthdev/berth/reconcile/policy"
+	"github.com/berthdev/berth/reconcile/servinggroups"
 )
 
 func main() {
@@ -68,9 +68,9 @@ func run(args []string) error {
 		REST: cfg, Workers: fs.workers, ProbeAddress: fs.probes, Controllers: fs.controllers,
 		LeaderElect: fs.leaderElect, LeaseNamespace: fs.leaseNamespace, LeaseName: fs.leaseName, Identity: identity,
 		LeaseDuration: fs.leaseDuration, RenewDeadline: fs.renewDeadline, RetryPeriod: fs.retryPeriod,
-		Options: reconcile.Options{Resync: fs.resync, BackoffBase: fs.backoffBase, BackoffMax: fs.backoffMax,
+		Options: servinggroups.Options{Resync: fs.resync, BackoffBase: fs.backoffBase, BackoffMax: fs.backoffMax,
 			CoschedulingScheduler: fs.coschedulingScheduler,
-			Policy:                reconcile.PolicyOptions{QuotaRetryBase: fs.quotaRetryBase, QuotaRetryMax: fs.quotaRetryMax}},
+			Policy:                servinggroups.PolicyOptions{QuotaRetryBase: fs.quotaRetryBase, QuotaRetryMax: fs.quotaRetryMax}},
 		Policy: policy.Options{Namespace: fs.namespace},
 		Models: models.Options{HFEndpoint: fs.hfEndpoint, CredentialsNamespace: fs.credentialsNamespace,
 			InspectorImage: fs.inspectorImage, DiscoveryTimeout: fs.discoveryTimeout,

@@ -17,7 +17,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv"
 	"github.com/berthdev/berth/internal/devenv/gang"
-	"github.com/berthdev/berth/reconcile"
+	"github.com/berthdev/berth/reconcile/servinggroups"
 )
 
 // The gang part of the demo: two multi-node services of 8 H100s per pod
@@ -65,7 +65,7 @@ func gangStory(ctx context.Context, w io.Writer, env *devenv.Env, say func(strin
 		"%d of %d pods bound after %s. None of them holds a GPU while the group cannot run; the default scheduler would have bound the pods that fit.",
 		gangDemoNamespace, tooBig.Name, gangDemoGPUs, len(bound), pods, gangDemoHold)
 	if got, err := bc.OmeV1beta1().InferenceServices(gangDemoNamespace).Get(ctx, tooBig.Name, metav1.GetOptions{}); err == nil {
-		if c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionGangScheduling); c != nil {
+		if c := meta.FindStatusCondition(got.Status.Conditions, servinggroups.ConditionGangScheduling); c != nil {
 			fmt.Fprintf(w, "   %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
 		}
 	}

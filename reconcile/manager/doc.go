@@ -1,5 +1,5 @@
 // Package manager runs berth-reconciler's controllers in one process: the
-// serving groups controller (package reconcile), the model metadata
+// serving groups controller (package reconcile/servinggroups), the model metadata
 // controller (reconcile/models), the AcceleratorClass status
 // controller (reconcile/accelerators) and AcceleratorClass discovery with
 // the Kueue sync (reconcile/classsync).

@@ -24,12 +24,12 @@ import (
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
-	"github.com/berthdev/berth/reconcile"
 	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/adapters"
 	"github.com/berthdev/berth/reconcile/classsync"
 	"github.com/berthdev/berth/reconcile/models"
 	"github.com/berthdev/berth/reconcile/policy"
+	"github.com/berthdev/berth/reconcile/servinggroups"
 )
 
 // Config says how to run the reconciler process and which controllers
@@ -45,9 +45,9 @@ type Config struct {
 	LeaderElect                               bool
 	LeaseNamespace, LeaseName, Identity       string
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
-	// Options configure the serving groups controller (package reconcile)
+	// Options configure the serving groups controller (package reconcile/servinggroups)
 	// and the loop it still runs: gang PodGroups.
-	Options reconcile.Options
+	Options servinggroups.Options
 	// Models configures the model metadata controller (reconcile/models);
 	// ModelWorkers read models in parallel (default 2). Controllers
 	// selects it.
@@ -164,13 +164,13 @@ func selected(cfg Config) (map[string]bool, error) {
 // build makes the enabled controllers, sharing one informer factory of
 // berth's objects (each controller's Run starts the informers it asked
 // for) and one metrics registry.
-func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus.Registry, cfg Config, opts reconcile.Options,
+func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus.Registry, cfg Config, opts servinggroups.Options,
 	enabled map[string]bool, log *slog.Logger) []controller {
 	if opts.Resync == 0 {
 		opts.Resync = 10 * time.Minute
 	}
 	shared := berthinformers.NewSharedInformerFactory(berth, opts.Resync)
-	opts.Log, opts.Metrics, opts.BerthInformers = log, reconcile.NewMetrics(reg), shared
+	opts.Log, opts.Metrics, opts.BerthInformers = log, servinggroups.NewMetrics(reg), shared
 	var out []controller
 	// ResourceQuotas (and namespaces), unfiltered: watched by both sides
 	// of ServingPolicy.
@@ -187,7 +187,7 @@ func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus
 		out = append(out, controller{Policy, p.Run, p.Synced})
 	}
 	if enabled[ServingGroups] {
-		ctrl := reconcile.New(kube, berth, opts)
+		ctrl := servinggroups.New(kube, berth, opts)
 		serving.c = ctrl
 		out = append(out, controller{ServingGroups, func(ctx context.Context) error { return ctrl.Run(ctx, cfg.Workers) }, ctrl.Synced})
 	}
@@ -237,7 +237,7 @@ func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus
 // servingPolicies are the ServingPolicy controller's options: the shared
 // informers, the log, the resync and the write counter the serving groups
 // controller has.
-func servingPolicies(kube kubernetes.Interface, berth versioned.Interface, po policy.Options, opts reconcile.Options,
+func servingPolicies(kube kubernetes.Interface, berth versioned.Interface, po policy.Options, opts servinggroups.Options,
 	shared berthinformers.SharedInformerFactory, quotas kubeinformers.SharedInformerFactory, log *slog.Logger) policy.Options {
 	if po.Log == nil {
 		po.Log = log
@@ -251,7 +251,7 @@ func servingPolicies(kube kubernetes.Interface, berth versioned.Interface, po po
 
 // servingQueue is the serving groups controller as the ServingPolicy
 // controller sees it (policy.Services); c is set once it is built.
-type servingQueue struct{ c *reconcile.Controller }
+type servingQueue struct{ c *servinggroups.Controller }
 
 func (s *servingQueue) Enqueue(key string) {
 	if s.c != nil {

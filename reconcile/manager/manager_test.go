@@ -10,17 +10,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/berthdev/berth/reconcile"
 	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/classsync"
 	"github.com/berthdev/berth/reconcile/policy"
+	"github.com/berthdev/berth/reconcile/servinggroups"
 )
 
 // The two sides of ServingPolicy name the service conditions they share
 // alike (neither package imports the other).
 func TestPolicyConditionsAgree(t *testing.T) {
-	assert.Equal(t, reconcile.ConditionQuotaExceeded, policy.ConditionQuotaExceeded)
-	assert.Equal(t, reconcile.ConditionPolicyCompliant, policy.ConditionPolicyCompliant)
+	assert.Equal(t, servinggroups.ConditionQuotaExceeded, policy.ConditionQuotaExceeded)
+	assert.Equal(t, servinggroups.ConditionPolicyCompliant, policy.ConditionPolicyCompliant)
 }
 
 func TestSelected(t *testing.T) {

@@ -3,7 +3,7 @@
 // pvc:// through an inspector Job) into their status. It has its own
 // informers (from the berth informer factory the manager shares), queue
 // ("models") and workers (Run; --model-workers), and imports no other
-// controller: the serving groups controller (package reconcile) reads the
+// controller: the serving groups controller (package reconcile/servinggroups) reads the
 // status it writes and nudges the services waiting for it. The manager
 // (reconcile/manager) starts it; --controllers names it "models".
 //
@@ -49,7 +49,7 @@
 // writes nothing. Status is written only when it changed, with one event
 // when MetadataResolved changes. A model is queued when added, deleted,
 // its spec or metadata changes, or on a resync; not on its status alone.
-// The serving side (package reconcile) watches the same informers and
+// The serving side (package reconcile/servinggroups) watches the same informers and
 // queues the services that name a model on any of its changes.
 //
 // Where it reads:

@@ -33,7 +33,7 @@
 //
 // # Gang scheduling (gang.go)
 //
-// The PodGroup of a gang (see package reconcile) as pure functions:
+// The PodGroup of a gang (see package reconcile/servinggroups) as pure functions:
 // GangFormula is Kthena ModelServing's (minMember, minTaskMember keyed <role>-<g>,
 // minResources, one subgroup per role) for GangRoles; GangFor lowers
 // each count to the live pods that will exist after a step (GangLiveAfter:

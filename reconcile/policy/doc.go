@@ -40,7 +40,7 @@
 // with "status unknown for quota" until the controller-manager computes its
 // usage; that is handled the same way. A service whose pods a quota
 // refuses is the serving groups controller's: condition QuotaExceeded and
-// its retry backoff are in package reconcile's rules ("ServingPolicy: the
+// its retry backoff are in package reconcile/servinggroups' rules ("ServingPolicy: the
 // service's side"); QuotaPolicy names the policy whose budget a quota
 // keeps, for that condition's message.
 //

@@ -1,0 +1,85 @@
+package servinggroups
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/merge"
+	"github.com/berthdev/berth/reconcile/plan"
+)
+
+func TestRatioTopology(t *testing.T) {
+	one := int32(1)
+	r12 := &v1beta1.PrefillDecodeRatio{Prefill: 1, Decode: 2, MaxSkew: &one}
+	cases := []struct {
+		name         string
+		ratio        *v1beta1.PrefillDecodeRatio
+		engine, dMin int32
+		dMax, want   int32
+	}{
+		{"1:2 of 2", r12, 2, 1, 0, 4},
+		{"1:2 of 4", r12, 4, 1, 0, 8},
+		{"capped by maxReplicas", r12, 4, 1, 6, 6},
+		{"raised to minReplicas", r12, 0, 1, 0, 1},
+		{"no ratio: as the topology says", nil, 4, 1, 0, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			isvc := &v1beta1.InferenceService{Spec: v1beta1.InferenceServiceSpec{PrefillDecodeRatio: c.ratio}}
+			topo := []merge.ComponentTopology{
+				{Component: v1beta1.ComponentEngine, Replicas: c.engine},
+				{Component: v1beta1.ComponentDecoder, Replicas: 3, MinReplicas: c.dMin, MaxReplicas: c.dMax},
+				{Component: v1beta1.ComponentRouter, Replicas: 1},
+			}
+			ratioTopology(isvc, topo)
+			assert.Equal(t, c.want, topo[1].Replicas)
+			assert.Equal(t, c.engine, topo[0].Replicas, "the engine is the user's")
+			assert.EqualValues(t, 1, topo[2].Replicas, "the router is left alone")
+		})
+	}
+}
+
+func TestSetPairings(t *testing.T) {
+	one := int32(1)
+	isvc := &v1beta1.InferenceService{Spec: v1beta1.InferenceServiceSpec{
+		PrefillDecodeRatio: &v1beta1.PrefillDecodeRatio{Prefill: 1, Decode: 2, MaxSkew: &one}}}
+	isvc.Generation = 3
+	current := merge.Pairing("e2", "d2")
+	results := []componentResult{
+		{topo: merge.ComponentTopology{Component: v1beta1.ComponentEngine}, revision: "e2",
+			step: plan.Step{Pairs: map[string]plan.Range{"old": {Live: 1, Ready: 1}, current: {Live: 1, Ready: 1}}}},
+		{topo: merge.ComponentTopology{Component: v1beta1.ComponentDecoder}, revision: "d2",
+			step: plan.Step{Pairs: map[string]plan.Range{"old": {Live: 3, Ready: 3}, current: {Live: 2, Ready: 1}}}},
+		{topo: merge.ComponentTopology{Component: v1beta1.ComponentRouter}, revision: "r"},
+	}
+	var st v1beta1.InferenceServiceStatus
+	setPairings(&st, isvc, results)
+	require.Len(t, st.Pairings, 2)
+	assert.Equal(t, v1beta1.PairingStatus{Pairing: current, Current: true, Prefill: 1, Decode: 2, ReadyPrefill: 1, ReadyDecode: 1}, st.Pairings[0])
+	assert.Equal(t, v1beta1.PairingStatus{Pairing: "old", Prefill: 1, Decode: 3, ReadyPrefill: 1, ReadyDecode: 3}, st.Pairings[1])
+	c := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionRatioWithinBounds)
+	require.NotNil(t, c)
+	assert.Equal(t, metav1.ConditionTrue, c.Status, c.Message) // 1:1 and 1:3 are one decode away from 1:2
+	assert.EqualValues(t, 3, c.ObservedGeneration)
+
+	results[1].step.Pairs["old"] = plan.Range{Live: 4, Ready: 4}
+	setPairings(&st, isvc, results)
+	c = meta.FindStatusCondition(st.Conditions, v1beta1.ConditionRatioWithinBounds)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, v1beta1.ReasonRatioOutOfBounds, c.Reason)
+	assert.True(t, strings.HasPrefix(c.Message, `pairing old: 1 prefill and 4 decode groups Ready (skew 2); the ratio 1:2 allows a skew of at most 1`), c.Message)
+
+	isvc.Spec.PrefillDecodeRatio = nil
+	setPairings(&st, isvc, results)
+	assert.Nil(t, meta.FindStatusCondition(st.Conditions, v1beta1.ConditionRatioWithinBounds), "no ratio, no condition")
+	assert.Len(t, st.Pairings, 2, "pairings are listed without a ratio too")
+
+	setPairings(&st, isvc, results[:1])
+	assert.Empty(t, st.Pairings, "no decoder, no pairings")
+}
