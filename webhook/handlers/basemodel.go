@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -16,8 +15,8 @@ import (
 // storage berth cannot use (validation.ValidateBaseModelSpec: an unknown
 // URI scheme or form, an invalid claim name, a relative storage.path, an
 // unknown downloadPolicy), naming the field. On UPDATE an error the
-// stored model already had is a warning: a model created before berth
-// checked storage stays editable. Status updates do not reach this
+// stored model already had is a warning (ratchet): a model created before
+// berth checked storage stays editable. Status updates do not reach this
 // webhook (it matches the resource, not its status subresource).
 var (
 	ValidateBaseModel        = modelValidator[v1beta1.BaseModel]("BaseModel", func(m *v1beta1.BaseModel) *v1beta1.BaseModelSpec { return &m.Spec })
@@ -43,40 +42,13 @@ func modelValidator[T any, PT interface {
 			if deny := decodeRaw(req, req.OldObject.Raw, "old object", old); deny != nil {
 				return deny
 			}
-			var kept []string
-			kept, warnings = ratchetModel(lines(errs), lines(validation.ValidateBaseModelSpec(spec(old), field.NewPath("spec"))))
-			errs = keepLines(errs, kept)
+			var kept field.ErrorList
+			errs, kept = ratchet(errs, validation.ValidateBaseModelSpec(spec(old), field.NewPath("spec")))
+			warnings = keptWarnings(kept, "services of this model cannot start until it is fixed")
 		}
 		if len(errs) > 0 {
 			return invalid(kind, obj.GetName(), objectName(req), errs, warnings)
 		}
 		return admission.Allowed(warnings...)
 	}
-}
-
-// ratchetModel splits errs into those the stored model does not have and
-// warnings for those it has.
-func ratchetModel(errs, old []string) (still, warnings []string) {
-	for _, e := range errs {
-		if slices.Contains(old, e) {
-			warnings = append(warnings, e+" (not introduced by this update, so not denied; services of this model cannot start until it is fixed)")
-		} else {
-			still = append(still, e)
-		}
-	}
-	return still, warnings
-}
-
-// keepLines keeps the errors whose line is in kept.
-func keepLines(errs field.ErrorList, kept []string) field.ErrorList {
-	var out field.ErrorList
-	for _, e := range errs {
-		for _, k := range kept {
-			if causeLine(e) == k {
-				out = append(out, e)
-				break
-			}
-		}
-	}
-	return out
 }

@@ -46,15 +46,6 @@ func composeError(err error) *field.Error {
 	return fieldError(field.NewPath("spec"), err.Error())
 }
 
-// errorKey is what makes two errors the same finding: type, field and detail.
-type errorKey struct {
-	typ    field.ErrorType
-	field  string
-	detail string
-}
-
-func keyOf(e *field.Error) errorKey { return errorKey{e.Type, e.Field, e.Detail} }
-
 // uniqueErrors is errs without repeats (errorKey), in order.
 func uniqueErrors(errs field.ErrorList) field.ErrorList {
 	seen := map[errorKey]bool{}

@@ -311,10 +311,10 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 	roles, errs := h.compose(&isvc, d)
 	warnings = append(warnings, composeWarnings(roles)...)
 	if old != nil && len(errs) > 0 {
-		var more []string
+		var kept field.ErrorList
 		_, oldErrs := h.compose(old, d)
-		errs, more = ratchetComposed(errs, oldErrs)
-		warnings = append(warnings, more...)
+		errs, kept = ratchet(errs, oldErrs)
+		warnings = append(warnings, keptWarnings(kept, "pods of this service cannot be created until it is fixed")...)
 	}
 	if len(errs) > 0 {
 		head := fmt.Sprintf("InferenceService %s: the pods berth would create for it cannot be composed:", objectName(req))
@@ -349,24 +349,6 @@ func (h *InferenceServices) resolve(ctx context.Context, isvc, old *v1beta1.Infe
 		return h.resolvePinned(isvc, cur)
 	}
 	return nil, err
-}
-
-// ratchetComposed splits the composition errors into those the stored
-// object does not have and warnings for those it has: the same type, field
-// and detail (errorKey).
-func ratchetComposed(errs, old field.ErrorList) (still field.ErrorList, warnings []string) {
-	had := map[errorKey]bool{}
-	for _, e := range old {
-		had[keyOf(e)] = true
-	}
-	for _, e := range errs {
-		if had[keyOf(e)] {
-			warnings = append(warnings, causeLine(e)+" (not introduced by this update, so not denied; pods of this service cannot be created until it is fixed)")
-		} else {
-			still = append(still, e)
-		}
-	}
-	return still, warnings
 }
 
 // groupShape is what the reconciler cannot change in place: whether a

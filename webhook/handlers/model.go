@@ -194,11 +194,9 @@ func (h *InferenceServices) checkStorage(ctx context.Context, isvc, old *v1beta1
 	if len(errs) > 0 && old != nil {
 		if om, err := h.Index.Model(old); err == nil {
 			oldErrs, _ := h.storageErrors(ctx, old, om)
-			var kept []string
+			var kept field.ErrorList
 			errs, kept = ratchet(errs, oldErrs)
-			for _, k := range kept {
-				warnings = append(warnings, k+" (not introduced by this update, so not denied; pods of this service cannot be created until it is fixed)")
-			}
+			warnings = append(warnings, keptWarnings(kept, "pods of this service cannot be created until it is fixed")...)
 		}
 	}
 	return errs, warnings

@@ -108,20 +108,6 @@ func TestComposedPodFindingsAreRatchetedOnUpdate(t *testing.T) {
 	assert.Len(t, resp.Result.Details.Causes, 1, "%+v", resp.Result.Details.Causes)
 }
 
-func TestRatchetComposed(t *testing.T) {
-	p := field.NewPath("pods").Key("s-engine-0").Child("spec", "containers").Index(0).Child("image")
-	had := field.Required(p, "no image")
-	other := field.Required(p, "no image; set it")
-	still, warnings := ratchetComposed(field.ErrorList{had, other}, field.ErrorList{field.Required(p, "no image")})
-	assert.Equal(t, field.ErrorList{other}, still, "the same field with another detail is new")
-	assert.Equal(t, []string{"pods[s-engine-0].spec.containers[0].image: Required value: no image (not introduced by this update, so not denied; pods of this service cannot be created until it is fixed)"}, warnings)
-
-	invalid := field.Invalid(p, "a", "no image")
-	still, warnings = ratchetComposed(field.ErrorList{invalid}, field.ErrorList{had})
-	assert.Equal(t, field.ErrorList{invalid}, still, "another type is new")
-	assert.Empty(t, warnings)
-}
-
 // OEP-0003's Story 2 runtime, verbatim, has no image: it is admitted with a
 // warning that says so and where to set one; a runtime with an image gets
 // none. (e2e TestStory2RuntimeWithoutImageIsDeniedAtApply denies its service.)

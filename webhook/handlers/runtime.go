@@ -96,8 +96,7 @@ func (h *Runtimes) ValidateCluster(ctx context.Context, req *admissionv1.Admissi
 type runtimeObject struct{ kind, namespace, name string }
 
 // validate denies what is wrong with spec. On UPDATE an error the stored
-// object (old) has too is a warning instead, as Kubernetes' validation
-// ratcheting does: GitOps tools re-apply unchanged runtimes every few
+// object (old) has too is a warning instead (ratchet): GitOps tools re-apply unchanged runtimes every few
 // minutes, and a tie that a later runtime created, or a rule newer than
 // the object, must not make those re-applies fail.
 func (h *Runtimes) validate(ctx context.Context, req *admissionv1.AdmissionRequest, o runtimeObject, spec, old *v1beta1.ServingRuntimeSpec) *admissionv1.AdmissionResponse {
@@ -107,11 +106,9 @@ func (h *Runtimes) validate(ctx context.Context, req *admissionv1.AdmissionReque
 	warnings = append(warnings, runtimePodWarnings(o, spec)...)
 	if old != nil && len(errs) > 0 {
 		oldErrs, _ := runtimeErrors(peers, o, old)
-		var kept []string
+		var kept field.ErrorList
 		errs, kept = ratchet(errs, oldErrs)
-		for _, k := range kept {
-			warnings = append(warnings, k+" (not introduced by this update, so not denied; fix it when you can)")
-		}
+		warnings = append(warnings, keptWarnings(kept, "fix it when you can")...)
 	}
 	missing := h.missingReferences(spec)
 	for _, wait := range h.Retry {
@@ -212,25 +209,6 @@ func runtimeErrors(peers *selection.Index, o runtimeObject, spec *v1beta1.Servin
 		errs = append(errs, peers.PriorityConflicts(o.kind, o.namespace, o.name, spec)...)
 	}
 	return errs, warnings
-}
-
-// ratchet splits errs into those old does not have (still errors) and
-// those it has (kept as warning lines).
-func ratchet(errs, old field.ErrorList) (field.ErrorList, []string) {
-	had := map[string]bool{}
-	for _, e := range old {
-		had[causeLine(e)] = true
-	}
-	var out field.ErrorList
-	var kept []string
-	for _, e := range errs {
-		if had[causeLine(e)] {
-			kept = append(kept, causeLine(e))
-		} else {
-			out = append(out, e)
-		}
-	}
-	return out, kept
 }
 
 // missingReferences lists AcceleratorClasses and profiles the runtime names

@@ -1,0 +1,44 @@
+package handlers
+
+import "k8s.io/apimachinery/pkg/util/validation/field"
+
+// errorKey is what makes two errors the same finding: type, field and
+// detail. The bad value is not part of it: a finding is the same when the
+// same field is wrong the same way.
+type errorKey struct {
+	typ    field.ErrorType
+	field  string
+	detail string
+}
+
+func keyOf(e *field.Error) errorKey { return errorKey{e.Type, e.Field, e.Detail} }
+
+// ratchet is validation ratcheting, as Kubernetes does it, for every
+// handler of this package: on UPDATE, errs splits into those the stored
+// object's errors (old) do not have, still denied, and those it has
+// (errorKey), kept and only warned about (keptWarnings). An error that
+// moved to another field, or changed its type or detail, is new.
+func ratchet(errs, old field.ErrorList) (still, kept field.ErrorList) {
+	had := make(map[errorKey]bool, len(old))
+	for _, e := range old {
+		had[keyOf(e)] = true
+	}
+	for _, e := range errs {
+		if had[keyOf(e)] {
+			kept = append(kept, e)
+		} else {
+			still = append(still, e)
+		}
+	}
+	return still, kept
+}
+
+// keptWarnings prints the errors ratchet kept as warnings: the error's
+// line, then "(not introduced by this update, so not denied; <consequence>)".
+func keptWarnings(kept field.ErrorList, consequence string) []string {
+	var out []string
+	for _, e := range kept {
+		out = append(out, causeLine(e)+" (not introduced by this update, so not denied; "+consequence+")")
+	}
+	return out
+}
