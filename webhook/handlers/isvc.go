@@ -68,41 +68,32 @@ type DecisionObserver interface {
 	Denied(code string)
 }
 
-// selectSettled selects, retrying after each wait in h.Retry while it fails.
+// selectSettled selects, retrying after each wait in h.Retry while it
+// fails, except while the model's metadata is pending: that does not
+// arrive in milliseconds, and the reconciler nudges the service when it does.
 func (h *InferenceServices) selectSettled(ctx context.Context, isvc *v1beta1.InferenceService) (*choice, error) {
-	d, err := h.selectOnce(isvc)
-	for _, wait := range h.Retry {
-		if err == nil || selection.Code(err) == selection.CodeModelMetadataPending {
-			break // metadata does not arrive in milliseconds: the reconciler nudges
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(wait):
-		}
-		d, err = h.selectOnce(isvc)
-	}
-	return d, err
+	return settle(ctx, h.Retry, func() (*choice, error) { return h.selectOnce(isvc) }, func(err error) bool {
+		return selection.Code(err) == selection.CodeModelMetadataPending
+	})
 }
 
-// verifyPinSettled checks a pin the request introduces again after each
-// wait in h.Retry while it fails. The mutating call may have reached
-// another replica of the webhook, whose cache already held the model,
-// runtime or class this replica's cache has not seen yet: a pin berth
-// made a moment ago is not denied for this replica's lag.
-func (h *InferenceServices) verifyPinSettled(ctx context.Context, isvc *v1beta1.InferenceService, p pin.Pin, err error) (*choice, error) {
-	var c *choice
-	for _, wait := range h.Retry {
+// settle calls try, and again after each wait in retry while it fails,
+// unless final says the error is one waiting does not cure (final nil:
+// any error may be). When ctx is done it stops with the last error.
+func settle(ctx context.Context, retry []time.Duration, try func() (*choice, error), final func(error) bool) (*choice, error) {
+	c, err := try()
+	for _, wait := range retry {
+		if err == nil || (final != nil && final(err)) {
+			break
+		}
 		select {
 		case <-ctx.Done():
 			return nil, err
 		case <-time.After(wait):
 		}
-		if c, err = h.verifyPin(isvc, p); err == nil {
-			return c, nil
-		}
+		c, err = try()
 	}
-	return nil, err
+	return c, err
 }
 
 // Mutate migrates the deprecated predictor, checks what the user sent,
@@ -338,10 +329,16 @@ func (h *InferenceServices) resolve(ctx context.Context, isvc, old *v1beta1.Infe
 	if !pin.Pinned(isvc) {
 		return h.selectSettled(ctx, isvc)
 	}
-	c, err := h.verifyPin(isvc, cur)
-	if err != nil && (old == nil || cur != pinOf(old)) {
-		c, err = h.verifyPinSettled(ctx, isvc, cur, err)
+	// A pin the request introduces is checked again while it fails: the
+	// mutating call may have reached another replica of the webhook, whose
+	// cache already held the model, runtime or class this replica's cache
+	// has not seen yet. A pin berth made a moment ago is not denied for
+	// this replica's lag. A pin the update keeps is checked once.
+	retry := h.Retry
+	if old != nil && cur == pinOf(old) {
+		retry = nil
 	}
+	c, err := settle(ctx, retry, func() (*choice, error) { return h.verifyPin(isvc, cur) }, nil)
 	if err == nil {
 		return c, nil
 	}
