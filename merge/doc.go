@@ -66,6 +66,10 @@
 // ({{.Name}}, {{.Labels.k}}, {{index .Annotations "k"}} ...) are rendered per
 // string in command, args and env values of every layer except the
 // incoming pod (RenderTemplate); other brace text stays literal.
+// {{.Pairing}} is the pod's own ome.io/pairing label (GroupIdentity.Pairing,
+// "" without one), so a prefill/decode router selects the workers of its
+// pairing; Revision renders it as "", so the pairing never changes a
+// revision, and a plan is built for one role and one pairing.
 //
 // # Templates: a missing label or annotation
 //

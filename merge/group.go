@@ -20,6 +20,11 @@ type GroupIdentity struct {
 	WorkerIndex   int    // 0 for the leader
 	GroupSize     int    // pods in the group = 1 + worker.size
 	LeaderAddress string // DNS name or address of the leader pod
+	// Pairing is the pod's ome.io/pairing label (Pairing), what the
+	// template {{.Pairing}} renders: the reconciler stamps it on the
+	// engine, decoder and router pods of a prefill/decode service. It is
+	// outside every revision, as the group index is.
+	Pairing string
 }
 
 // Group env names. berth's own, and the LeaderWorkerSet ones that engines
@@ -60,8 +65,8 @@ func (g GroupIdentity) env() []corev1.EnvVar {
 	}
 }
 
-// GroupIdentityFromPod reads a pod's group identity: index, role and worker
-// index from its labels, size and leader address from the group env of its
+// GroupIdentityFromPod reads a pod's group identity: index, role, worker
+// index and pairing from its labels, size and leader address from the group env of its
 // containers (BERTH_* first, LWS_* as a fallback). Missing values are
 // zero; malformed ones are errors naming the label or variable.
 func GroupIdentityFromPod(pod *corev1.Pod) (GroupIdentity, error) {
@@ -92,6 +97,7 @@ func GroupIdentityFromPod(pod *corev1.Pod) (GroupIdentity, error) {
 		return g, err
 	}
 	g.Role = pod.Labels[v1beta1.LabelRole]
+	g.Pairing = pod.Labels[v1beta1.LabelPairing]
 	if g.Role != "" && g.Role != RoleLeader && g.Role != RoleWorker {
 		return g, fmt.Errorf("pod %s: label %s=%q must be %s or %s", name, v1beta1.LabelRole, g.Role, RoleLeader, RoleWorker)
 	}

@@ -48,6 +48,7 @@ type layer struct {
 type plan struct {
 	Component string
 	Role      string
+	Pairing   string // the pairing its templates were rendered for
 	Layers    []layer
 	GPU       corev1.ResourceName // translate accelerator resources to this name
 	PDRole    string              // prefill or decode
@@ -169,9 +170,10 @@ func newPlanBuilder(in Input, role string) (*planBuilder, error) {
 		data: TemplateData{
 			Name: in.Service.Name, Namespace: in.Service.Namespace,
 			Labels: in.Service.Labels, Annotations: in.Service.Annotations,
+			Pairing: in.Group.Pairing,
 		},
 		rtWhere: "runtime " + runtimeName(in), svcWhere: "InferenceService " + objectName(in.Service),
-		p: &plan{Component: in.Component, Role: role},
+		p: &plan{Component: in.Component, Role: role, Pairing: in.Group.Pairing},
 	}
 	switch in.Component {
 	case v1beta1.ComponentEngine:

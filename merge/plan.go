@@ -17,8 +17,9 @@ type Plan struct {
 	p *plan
 }
 
-// NewPlan builds the plan of in.Component for in.Group.Role; the rest of
-// in.Group is not read.
+// NewPlan builds the plan of in.Component for in.Group.Role and
+// in.Group.Pairing (what {{.Pairing}} renders); the rest of in.Group is
+// not read.
 func NewPlan(in Input) (*Plan, error) {
 	p, err := buildPlan(in, in.Group.Role)
 	if err != nil {
@@ -32,7 +33,7 @@ func NewPlan(in Input) (*Plan, error) {
 func (pl *Plan) Warnings() []string { return pl.p.Warnings }
 
 // Compose completes pod in place as ComposePod does. g must have the role
-// the plan was built for. The plan is never changed: Compose lays a copy
+// and pairing the plan was built for. The plan is never changed: Compose lays a copy
 // of its layers over the pod, so plans may be shared between goroutines.
 func (pl *Plan) Compose(pod *corev1.Pod, g GroupIdentity) error {
 	if pod == nil {
@@ -40,6 +41,9 @@ func (pl *Plan) Compose(pod *corev1.Pod, g GroupIdentity) error {
 	}
 	if g.Role != pl.p.Role {
 		return fmt.Errorf("merge: a plan for group role %q cannot compose a pod of role %q", pl.p.Role, g.Role)
+	}
+	if g.Pairing != pl.p.Pairing {
+		return fmt.Errorf("merge: a plan for pairing %q cannot compose a pod of pairing %q", pl.p.Pairing, g.Pairing)
 	}
 	pl.p.clone().apply(pod, g)
 	return nil

@@ -58,7 +58,9 @@ type revisionPod struct {
 //	 "noUpdateProfiles":[{"name":..,"overrides":..}]}
 //
 // with sha256, keeping the first 20 hex digits. in.Group is ignored, so
-// every pod of a component has the same revision; object metadata, status
+// every pod of a component has the same revision (the pairing too:
+// {{.Pairing}} renders "" in the canonical pods, so a router rendered for
+// another pairing is at the same revision); object metadata, status
 // and error-message text never enter. Profiles whose updateStrategy is not
 // RollingUpdate are left out of the canonical pods (a change to them
 // reaches new pods only); their references are hashed instead. Inputs that
@@ -71,6 +73,7 @@ func Revision(in Input) (string, error) {
 // reword what only error messages read.
 func revision(in Input, build func(Input, string) (*plan, error)) (string, error) {
 	in.Runtime = v1beta1.FoldedRuntime(in.Runtime) // as buildPlan and Topology read it
+	in.Group = GroupIdentity{}                     // {{.Pairing}} renders "": the pairing is outside the revision
 	env := revisionEnvelope{V: RevisionVersion}
 	for i, g := range canonicalGroups(componentTopology(in.Service, in.Runtime, in.Component)) {
 		p, err := build(in, g.Role)

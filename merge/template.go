@@ -7,13 +7,18 @@ import (
 )
 
 // TemplateData is what runtime strings may refer to: the InferenceService's
-// name, namespace, labels and annotations. Nothing else is exposed, so a
-// template can never read a spec field that is not part of the revision.
+// name, namespace, labels and annotations, and the pod's pairing. Nothing
+// else is exposed, so a template can never read a spec field that is not
+// part of the revision.
 type TemplateData struct {
 	Name        string
 	Namespace   string
 	Labels      map[string]string
 	Annotations map[string]string
+	// Pairing is the pod's ome.io/pairing label (GroupIdentity.Pairing);
+	// "" for a pod without one. Revision composes with "", so the pairing
+	// a router is rendered for never changes its revision.
+	Pairing string
 }
 
 // object names the InferenceService in error messages.
@@ -31,8 +36,12 @@ func (d TemplateData) object() string {
 // HTML-escapes values and chokes on Jinja chat templates. Supported actions,
 // with optional spaces inside the braces:
 //
-//	{{.Name}} {{.Namespace}} {{.Labels.k}} {{.Annotations.k}}
+//	{{.Name}} {{.Namespace}} {{.Pairing}} {{.Labels.k}} {{.Annotations.k}}
 //	{{index .Labels "k"}} {{index .Annotations "k"}}
+//
+// {{.Pairing}} is the pod's pairing (TemplateData.Pairing), "" when it has
+// none: a prefill/decode runtime's router selects the engine and decoder
+// pods of its own pairing with ome.io/pairing={{.Pairing}}.
 //
 // A supported action whose key is missing is an error (never "<no value>").
 func RenderTemplate(s string, data TemplateData) (string, error) {
@@ -129,7 +138,7 @@ func TemplateKeys(s string) []string {
 		if end < 0 {
 			return keys
 		}
-		if ref, ok := parseAction(rest[open+2 : open+2+end]); ok && ref.field != "" && ref.field != "Name" && ref.field != "Namespace" {
+		if ref, ok := parseAction(rest[open+2 : open+2+end]); ok && ref.field != "" && !selfField(ref.field) {
 			keys = append(keys, ref.field+"."+ref.key)
 			rest = rest[open+2+end+2:]
 			continue
@@ -139,14 +148,17 @@ func TemplateKeys(s string) []string {
 }
 
 type actionRef struct {
-	field string // Name, Namespace, Labels, Annotations
+	field string // Name, Namespace, Pairing, Labels, Annotations
 	key   string // for Labels and Annotations
 }
+
+// selfField: a field that is a value of its own, not a map of keys.
+func selfField(f string) bool { return f == "Name" || f == "Namespace" || f == "Pairing" }
 
 // String prints the reference the way a user would write it.
 func (r actionRef) String() string {
 	switch {
-	case r.key == "" && (r.field == "Name" || r.field == "Namespace"):
+	case r.key == "" && selfField(r.field):
 		return "." + r.field
 	case isIdentifier(r.key):
 		return "." + r.field + "." + r.key
@@ -163,6 +175,8 @@ func parseAction(action string) (actionRef, bool) {
 		return actionRef{field: "Name"}, true
 	case ".Namespace":
 		return actionRef{field: "Namespace"}, true
+	case ".Pairing":
+		return actionRef{field: "Pairing"}, true
 	}
 	for _, field := range []string{"Labels", "Annotations"} {
 		if key, found := strings.CutPrefix(a, "."+field+"."); found && isIdentifier(key) {
@@ -190,6 +204,8 @@ func evalAction(action string, data TemplateData) (string, bool, *MissingKeyErro
 		return data.Name, true, nil
 	case "Namespace":
 		return data.Namespace, true, nil
+	case "Pairing":
+		return data.Pairing, true, nil
 	case "Labels":
 		m = data.Labels
 	default:

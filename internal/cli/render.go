@@ -182,11 +182,11 @@ func slotRenderer(svc *v1beta1.InferenceService, topology []merge.ComponentTopol
 		if !ok {
 			return nil, nil, fmt.Errorf("the service has no component %q", component)
 		}
-		o := merge.GroupPodOptions{Gang: merge.NewGangMark(choice.Backend, choice.SchedulerName, svc.Name, component, group, pd)}
+		// Every pod of a prefill/decode service carries the pairing; the
+		// router's selectors render it ({{.Pairing}}).
+		o := merge.GroupPodOptions{Gang: merge.NewGangMark(choice.Backend, choice.SchedulerName, svc.Name, component, group, pd), Pairing: pairing}
 		if component == v1beta1.ComponentRouter {
 			o.RouterServiceAccount = merge.RouterServiceAccountName(svc.Name)
-		} else {
-			o.Pairing = pairing
 		}
 		return pods.CompletePod(ctx, merge.GroupPod(svc, t, group, role, worker, o))
 	}

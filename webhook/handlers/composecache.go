@@ -13,7 +13,7 @@ import (
 )
 
 // composeCache remembers, per version of a component's inputs, its
-// revision (merge.Revision) and the plan of each group role
+// revision (merge.Revision) and the plan of each group role and pairing
 // (merge.NewPlan). Every pod of a component has the same revision and is
 // composed from the same plan; hashing the inputs or building the plan
 // costs more than laying the plan over a pod, so a scale-up of many pods
@@ -39,8 +39,12 @@ type revisionKey struct {
 // composed is what one key's inputs give; written under the cache's lock.
 type composed struct {
 	rev   string
-	plans map[string]*merge.Plan // by group role
+	plans map[planKey]*merge.Plan
 }
+
+// planKey is what a plan is built for besides the inputs: the group role
+// and the pairing its templates render ({{.Pairing}}).
+type planKey struct{ role, pairing string }
 
 // composeCacheSize bounds the number of input versions kept; past it the
 // cache starts over.
@@ -80,7 +84,8 @@ func (c *composeCache) entry(k revisionKey) *composed {
 
 func (c *composeCache) plan(k revisionKey, in merge.Input) (*merge.Plan, error) {
 	c.mu.Lock()
-	pl := c.entry(k).plans[in.Group.Role]
+	pk := planKey{in.Group.Role, in.Group.Pairing}
+	pl := c.entry(k).plans[pk]
 	c.mu.Unlock()
 	if pl != nil {
 		return pl, nil
@@ -92,9 +97,9 @@ func (c *composeCache) plan(k revisionKey, in merge.Input) (*merge.Plan, error) 
 	c.mu.Lock()
 	e := c.entry(k)
 	if e.plans == nil {
-		e.plans = map[string]*merge.Plan{}
+		e.plans = map[planKey]*merge.Plan{}
 	}
-	e.plans[in.Group.Role] = pl
+	e.plans[pk] = pl
 	c.mu.Unlock()
 	return pl, nil
 }
