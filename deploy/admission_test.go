@@ -25,6 +25,7 @@ var webhookRejectedSeeds = map[string]string{
 	"002-base-set-small-gpu.yaml":  `Lt compares integers, so "24Gi" never matches a node; nvidia.com/gpu.memory counts MiB: write operator Lt with value "24576"`,
 	"002-base-set-medium-gpu.yaml": `node affinity has no Gte, so pods could not be placed by it; nvidia.com/gpu.memory counts MiB: write operator Gt with value "32767"`,
 	"002-base-set-large-gpu.yaml":  `node affinity has no Gte, so pods could not be placed by it; nvidia.com/gpu.memory counts MiB: write operator Gt with value "81919"`,
+	"004-sglang-pd-runtime.yaml":   `spec.containers[0].image: Invalid value: "<IMG>": image reference has an invalid path component "<IMG>"; the container runtime could not pull it`,
 }
 
 // TestObjectsPassTheWebhookChecks runs the webhook's stateless checks

@@ -5,13 +5,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/berthdev/berth/api/policy/v1alpha1/imageref"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
 
 // ValidateProfileSpec checks what would clash when a profile is added to a
 // pod: containers (init ones included, as Kubernetes requires) and volumes
-// have unique DNS-label names, containers an image, and the profile adds
-// at least one container.
+// have unique DNS-label names, containers an image the container runtime
+// can read (imageref.Normalize: a placeholder such as "<IMG>" is refused
+// here rather than by the kubelet as InvalidImageName on every node), and
+// the profile adds at least one container.
 func ValidateProfileSpec(spec *v1beta1.ClusterEngineRuntimeProfileSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]*field.Path{}
@@ -30,9 +33,7 @@ func ValidateProfileSpec(spec *v1beta1.ClusterEngineRuntimeProfileSpec, path *fi
 			} else {
 				seen[c.Name] = np
 			}
-			if c.Image == "" {
-				errs = append(errs, field.Required(p.Index(i).Child("image"), ""))
-			}
+			errs = append(errs, validateImage(p.Index(i).Child("image"), c.Image)...)
 		}
 	}
 	check(path.Child("containers"), spec.Containers)
@@ -53,4 +54,16 @@ func ValidateProfileSpec(spec *v1beta1.ClusterEngineRuntimeProfileSpec, path *fi
 		errs = append(errs, field.Required(path.Child("containers"), "a profile must add at least one container"))
 	}
 	return errs
+}
+
+// validateImage: a container's image is required and must be a reference
+// the container runtime reads (imageref.Normalize's grammar).
+func validateImage(p *field.Path, image string) field.ErrorList {
+	if image == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	if _, _, err := imageref.Normalize(image); err != nil {
+		return field.ErrorList{field.Invalid(p, image, err.Error()+"; the container runtime could not pull it")}
+	}
+	return nil
 }
