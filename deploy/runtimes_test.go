@@ -266,6 +266,20 @@ func TestRuntimesAreRealistic(t *testing.T) {
 				assert.Equal(t, []string{"python3", "-m", "sglang_router.launch_router"}, r.Command)
 				assert.True(t, hasToken(toks, "--pd-disaggregation"))
 				assert.True(t, hasToken(toks, "ome.io/component=engine") && hasToken(toks, "ome.io/component=decoder"))
+				// Both selectors name the router pod's pairing, so a router
+				// pairs only prefill and decode of one pairing.
+				n := 0
+				for _, tok := range toks {
+					if tok == "ome.io/pairing={{.Pairing}}" {
+						n++
+					}
+				}
+				assert.Equal(t, 2, n, "--prefill-selector and --decode-selector select ome.io/pairing={{.Pairing}}")
+				// The gateway's /readiness is 503 until a prefill and a
+				// decode of its selectors are healthy; /health always answers.
+				require.NotNil(t, r.ReadinessProbe)
+				require.NotNil(t, r.ReadinessProbe.HTTPGet)
+				assert.Equal(t, "/readiness", r.ReadinessProbe.HTTPGet.Path)
 				gpu := r.Resources.Limits[corev1.ResourceName("nvidia.com/gpu")]
 				assert.True(t, gpu.IsZero(), "the router is CPU-only")
 			}
@@ -273,7 +287,7 @@ func TestRuntimesAreRealistic(t *testing.T) {
 			data, err := yaml.Marshal(rt)
 			require.NoError(t, err)
 			for _, tmpl := range templateRE.FindAllString(string(data), -1) {
-				assert.Contains(t, []string{"{{.Name}}", "{{.Namespace}}"}, tmpl, "template outside the design page's set")
+				assert.Contains(t, []string{"{{.Name}}", "{{.Namespace}}", "{{.Pairing}}"}, tmpl, "template outside the design page's set")
 			}
 		})
 	}

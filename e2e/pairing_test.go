@@ -8,6 +8,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -16,15 +17,28 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
 
+// routerSelectors are the discovery selectors of the shipped
+// prefill/decode runtimes' routers: the service's engine (prefill) and
+// decoder (decode) pods of the router's own pairing.
+var routerSelectors = []string{
+	"--prefill-selector", "ome.io/component=engine", "ome.io/inferenceservice={{.Name}}", "ome.io/pairing={{.Pairing}}",
+	"--decode-selector", "ome.io/component=decoder", "ome.io/inferenceservice={{.Name}}", "ome.io/pairing={{.Pairing}}",
+}
+
 // ratioService is a 1:2 (maxSkew 1) prefill/decode service with engine
-// groups, its decoder following the ratio.
+// groups, its decoder following the ratio; its router selects as the
+// shipped runtimes' do (routerSelectors).
 func ratioService(t *testing.T, ns, name string, engine int32) *v1beta1.ClusterServingRuntime {
 	t.Helper()
-	rt := createRuntime(t, MakeRuntime(uniqueName("e2e-pdratio")).PD().Obj())
+	obj := MakeRuntime(uniqueName("e2e-pdratio")).PD().Obj()
+	r := obj.Spec.RouterConfig.Runner
+	r.Args = append(r.Args, routerSelectors...)
+	rt := createRuntime(t, obj)
 	svc := MakeService(ns, name).Runtime(rt.Name).Replicas(engine).Obj()
 	one := int32(1)
 	svc.Spec.PrefillDecodeRatio = &v1beta1.PrefillDecodeRatio{Prefill: 1, Decode: 2, MaxSkew: &one}
@@ -53,6 +67,23 @@ type ratioWatch struct {
 	// notServing: moments with no pairing that has a Ready prefill and a
 	// Ready decode group.
 	notServing []string
+	// routers: what the router pods' selectors matched (routerMoment).
+	routers routerWatch
+}
+
+// routerWatch is what the watch saw of the routers (plan rule 12).
+type routerWatch struct {
+	// states counts the moments checked; servedBoth those at which two
+	// pairings each had a Ready pair and a router.
+	states, servedBoth int
+	// mixed: moments at which a router's selectors matched engine or
+	// decoder pods of two pairings, or of a pairing not its own.
+	mixed []string
+	// unrouted: moments at which a pairing with a live engine or decoder
+	// pod had no live router.
+	unrouted []string
+	// routerPairings are the pairings the router pods carried.
+	routerPairings map[string]bool
 }
 
 // replayRatio checks every moment of the watch: per pairing the Ready
@@ -90,7 +121,89 @@ func replayRatio(t *testing.T, w *podWatch, r v1beta1.PrefillDecodeRatio, desire
 		if !serving {
 			out.notServing = append(out.notServing, fmt.Sprintf("%s %s", ev.Type, ev.Pod.Name))
 		}
+		out.routers.moment(state, ev, ready)
 	})
+	return out
+}
+
+// moment checks the routers at one moment of the watch: the pods each
+// router pod's selectors (its --prefill-selector and --decode-selector
+// items, as rendered into the pod) match carry its own pairing only, and
+// every pairing with a live engine or decoder pod has a live router.
+func (rw *routerWatch) moment(state map[string]*corev1.Pod, ev podEvent, ready map[string]map[string]int32) {
+	if rw.routerPairings == nil {
+		rw.routerPairings = map[string]bool{}
+	}
+	rw.states++
+	when := fmt.Sprintf("%s %s", ev.Type, ev.Pod.Name)
+	routed, live := map[string]bool{}, map[string]bool{}
+	for _, p := range state {
+		c := p.Labels[v1beta1.LabelComponent]
+		if (c == v1beta1.ComponentEngine || c == v1beta1.ComponentDecoder) && p.DeletionTimestamp == nil {
+			live[p.Labels[v1beta1.LabelPairing]] = true
+		}
+		if c != v1beta1.ComponentRouter {
+			continue
+		}
+		own := p.Labels[v1beta1.LabelPairing]
+		rw.routerPairings[own] = true
+		if p.DeletionTimestamp == nil {
+			routed[own] = true
+		}
+		for _, sel := range routerSelectorsOf(p) {
+			for q := range matchedPairings(state, sel) {
+				if q != own {
+					rw.mixed = append(rw.mixed, fmt.Sprintf("after %s: router %s (pairing %q) selects %v, which matches pods of pairing %q", when, p.Name, own, sel, q))
+				}
+			}
+		}
+	}
+	serving := 0
+	for q := range live {
+		if !routed[q] {
+			rw.unrouted = append(rw.unrouted, fmt.Sprintf("after %s: pairing %q has live groups and no router", when, q))
+		}
+		if ready[v1beta1.ComponentEngine][q] > 0 && ready[v1beta1.ComponentDecoder][q] > 0 && routed[q] {
+			serving++
+		}
+	}
+	if serving > 1 {
+		rw.servedBoth++
+	}
+}
+
+// routerSelectorsOf reads the selectors a router pod was rendered with:
+// the key=value items after --prefill-selector and after
+// --decode-selector, up to the next flag.
+func routerSelectorsOf(p *corev1.Pod) []map[string]string {
+	var out []map[string]string
+	for _, c := range p.Spec.Containers {
+		var cur map[string]string
+		for _, a := range append(slices.Clone(c.Command), c.Args...) {
+			switch {
+			case a == "--prefill-selector" || a == "--decode-selector":
+				cur = map[string]string{}
+				out = append(out, cur)
+			case strings.HasPrefix(a, "-"):
+				cur = nil
+			case cur != nil:
+				if k, v, ok := strings.Cut(a, "="); ok {
+					cur[k] = v
+				}
+			}
+		}
+	}
+	return out
+}
+
+// matchedPairings are the ome.io/pairing values of the pods sel matches.
+func matchedPairings(state map[string]*corev1.Pod, sel map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range state {
+		if labels.SelectorFromSet(sel).Matches(labels.Set(p.Labels)) {
+			out[p.Labels[v1beta1.LabelPairing]] = true
+		}
+	}
 	return out
 }
 
@@ -109,12 +222,14 @@ func TestPrefillDecodeRatioRollout(t *testing.T) {
 	before := waitPods(t, ns, "pd", "2 engines, 4 decoders, a router", podsNamed("pd-engine-0", "pd-engine-1",
 		"pd-decoder-0", "pd-decoder-1", "pd-decoder-2", "pd-decoder-3", "pd-router-0"))
 	for _, p := range before {
-		want := oldPairing
-		if p.Labels[v1beta1.LabelComponent] == v1beta1.ComponentRouter {
-			want = ""
-		}
-		assert.Equal(t, want, p.Labels[v1beta1.LabelPairing], "pod %s pairing", p.Name)
+		assert.Equal(t, oldPairing, p.Labels[v1beta1.LabelPairing], "pod %s pairing", p.Name)
 	}
+	router := podByName(before, "pd-router-0")
+	require.NotNil(t, router)
+	assert.Equal(t, []map[string]string{
+		{"ome.io/component": "engine", "ome.io/inferenceservice": "pd", "ome.io/pairing": oldPairing},
+		{"ome.io/component": "decoder", "ome.io/inferenceservice": "pd", "ome.io/pairing": oldPairing},
+	}, routerSelectorsOf(router), "the router's selectors, rendered for its pairing")
 
 	w := startPodWatch(t, ns)
 	updateRuntime(t, rt.Name, setRuntimeImage(e2eImageV2))
@@ -122,15 +237,18 @@ func TestPrefillDecodeRatioRollout(t *testing.T) {
 		return pairReady(2)(s) && s.Status.Pairings[0].Pairing != oldPairing
 	})
 	newPairing := isvc.Status.Pairings[0].Pairing
+	// The new pairing's router took the lowest free ordinal; the old
+	// pairing's went with its last group.
 	after := waitPods(t, ns, "pd", "the rolled pods", podsNamed("pd-engine-0", "pd-engine-1",
-		"pd-decoder-0", "pd-decoder-1", "pd-decoder-2", "pd-decoder-3", "pd-router-0"))
+		"pd-decoder-0", "pd-decoder-1", "pd-decoder-2", "pd-decoder-3", "pd-router-1"))
 	for _, p := range after {
-		if p.Labels[v1beta1.LabelComponent] == v1beta1.ComponentRouter {
-			continue
-		}
 		assert.Equal(t, newPairing, p.Labels[v1beta1.LabelPairing], "pod %s pairing after the roll", p.Name)
-		assert.Equal(t, e2eImageV2, p.Spec.Containers[0].Image, "pod %s image", p.Name)
+		if p.Labels[v1beta1.LabelComponent] != v1beta1.ComponentRouter {
+			assert.Equal(t, e2eImageV2, p.Spec.Containers[0].Image, "pod %s image", p.Name)
+		}
 	}
+	assert.Equal(t, router.Annotations[v1beta1.AnnotationRevision], podByName(after, "pd-router-1").Annotations[v1beta1.AnnotationRevision],
+		"the pairing is outside the router's revision")
 
 	r := *getService(t, ns, "pd").Spec.PrefillDecodeRatio
 	seen := replayRatio(t, w, r, map[string]int{v1beta1.ComponentEngine: 2, v1beta1.ComponentDecoder: 4})
@@ -141,7 +259,13 @@ func TestPrefillDecodeRatioRollout(t *testing.T) {
 		assert.GreaterOrEqual(t, seen.unavailable[c], 1, "%s: a roll deletes before it creates; is the watch blind?", c)
 	}
 	assert.Empty(t, seen.notServing, "moments without a Ready prefill and decode of one pairing")
-	t.Logf("pairings %s → %s; worst skew %d (%s); most down: %v", oldPairing, newPairing, seen.worstSkew, seen.worstAt, seen.unavailable)
+	rw := seen.routers
+	assert.Empty(t, rw.mixed, "a router's selectors matched pods of another pairing")
+	assert.Empty(t, rw.unrouted, "a pairing with live groups had no router")
+	assert.Equal(t, map[string]bool{oldPairing: true, newPairing: true}, rw.routerPairings, "the routers' pairings")
+	assert.Positive(t, rw.servedBoth, "no moment had both pairings serving, each through its own router")
+	t.Logf("pairings %s → %s; worst skew %d (%s); most down: %v; routers checked at %d moments, both pairings served at %d",
+		oldPairing, newPairing, seen.worstSkew, seen.worstAt, seen.unavailable, rw.states, rw.servedBoth)
 }
 
 // `kubectl scale` of the engine 2 → 4 brings the decoder 4 → 8 (the

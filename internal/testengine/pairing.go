@@ -1,6 +1,7 @@
 package testengine
 
 import (
+	"slices"
 	"fmt"
 	"net/http"
 	"strings"
@@ -64,4 +65,23 @@ func (r *Router) noPair(missing string) error {
 	return &apiError{Status: http.StatusServiceUnavailable, Type: "ServiceUnavailableError",
 		Message: fmt.Sprintf("no prefill and decode worker of the same pairing (label %s): prefill %s; decode %s",
 			LabelPairing, strings.Join(ps, ", "), strings.Join(ds, ", "))}
+}
+
+// pairings are the pairings with at least one prefill and one decode
+// worker, sorted: what a PD router can serve.
+func (s *workerSet) pairings() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	prefill := map[string]bool{}
+	for _, p := range s.sorted[RolePrefill] {
+		prefill[p.Pairing] = true
+	}
+	var out []string
+	for _, d := range s.sorted[RoleDecode] {
+		if prefill[d.Pairing] && !slices.Contains(out, d.Pairing) {
+			out = append(out, d.Pairing)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,6 +1,7 @@
 package testengine
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,5 +62,32 @@ func TestWorkerFromPodPairing(t *testing.T) {
 	w, why := WorkerFromPod(pod, RoleDecode, 8080, "x")
 	if why != "" || w.Pairing != "abc" {
 		t.Fatalf("worker %+v (%s), want pairing abc", w, why)
+	}
+}
+
+// A PD router is ready (/readiness, the model gateway's probe path) only
+// once it has a prefill and a decode of one pairing; /health stays 200.
+func TestReadinessNeedsAPair(t *testing.T) {
+	r, router := newTestRouter(t, "--pd-disaggregation")
+	ready := func() int { return call(t, "GET", router+"/readiness", "").status }
+	if got := ready(); got != 503 {
+		t.Fatalf("no worker: /readiness %d, want 503", got)
+	}
+	r.workers.put(Worker{URL: "http://p-old", Role: RolePrefill, Pairing: "old"})
+	r.workers.put(Worker{URL: "http://d-new", Role: RoleDecode, Pairing: "new"})
+	if got := ready(); got != 503 {
+		t.Fatalf("a prefill and a decode of two pairings: /readiness %d, want 503", got)
+	}
+	if got := call(t, "GET", router+"/health", "").status; got != 200 {
+		t.Fatalf("/health %d, want 200", got)
+	}
+	r.workers.put(Worker{URL: "http://d-old", Role: RoleDecode, Pairing: "old"})
+	a := call(t, "GET", router+"/readiness", "")
+	if a.status != 200 || !strings.Contains(a.body, `"pairings":["old"]`) {
+		t.Fatalf("a pair of pairing old: /readiness %d %s", a.status, a.body)
+	}
+	r.workers.remove("http://p-old")
+	if got := ready(); got != 503 {
+		t.Fatalf("the prefill gone: /readiness %d, want 503", got)
 	}
 }

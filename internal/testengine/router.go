@@ -94,7 +94,7 @@ func (r *Router) Handler() http.Handler {
 	}
 	route("GET /health", "/health", r.health)
 	// The SGLang model gateway's probe paths, which OME's runtimes use.
-	route("GET /readiness", "/readiness", r.health)
+	route("GET /readiness", "/readiness", r.readiness)
 	route("GET /liveness", "/liveness", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	route("GET /v1/models", "/v1/models", r.models)
 	route("POST /v1/completions", "/v1/completions", r.generate)
@@ -154,6 +154,38 @@ func (r *Router) health(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	body["status"] = "healthy"
+	writeJSON(w, http.StatusOK, body)
+}
+
+// readiness is the SGLang model gateway's /readiness: a PD router is
+// ready once it has a prefill and a decode worker of one pairing (the
+// gateway's: a healthy prefill and a healthy decode; discovery adds only
+// Ready pods), so a router whose selectors find no Ready pair of its
+// pairing gets no traffic; failing discovery is not ready either. A
+// regular router answers as /health.
+func (r *Router) readiness(w http.ResponseWriter, _ *http.Request) {
+	body := map[string]any{}
+	var why []string
+	if p := r.discoveryProblems(); len(p) > 0 {
+		why = append(why, p...)
+	}
+	if r.cfg.PD {
+		pairings := r.workers.pairings()
+		body["pairings"] = pairings
+		if len(pairings) == 0 {
+			why = append(why, fmt.Sprintf("no prefill and decode worker of one pairing (%d prefill, %d decode workers)",
+				r.workers.count(RolePrefill), r.workers.count(RoleDecode)))
+		}
+	} else {
+		r.health(w, nil) // a regular router: as /health
+		return
+	}
+	if len(why) > 0 {
+		body["status"], body["reason"] = "not ready", strings.Join(why, "; ")
+		writeJSON(w, http.StatusServiceUnavailable, body)
+		return
+	}
+	body["status"] = "ready"
 	writeJSON(w, http.StatusOK, body)
 }
 

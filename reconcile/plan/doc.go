@@ -33,7 +33,7 @@
 //
 // # Gang scheduling (gang.go)
 //
-// The PodGroup of a gang (see package reconcile/servinggroups) as pure functions:
+// The PodGroup of a gang (see package reconcile/servinggroups/gang) as pure functions:
 // GangFormula is Kthena ModelServing's (minMember, minTaskMember keyed <role>-<g>,
 // minResources, one subgroup per role) for GangRoles; GangFor lowers
 // each count to the live pods that will exist after a step (GangLiveAfter:
@@ -206,6 +206,28 @@
 //     pod turning Ready, through a rollout, a reconciler restart between
 //     the engine's and the decoder's step, and a scale during a rollout;
 //     FuzzPairRatio starts it from arbitrary worlds.
+//  12. Routers per pairing (routers.go; Spec.Pair from RouterPair, for
+//     the router of a prefill/decode service). Each router pod carries one
+//     pairing (label ome.io/pairing; the runtime's selectors render it
+//     with {{.Pairing}}), so it pairs only the prefill and decode of that
+//     pairing. The routers of the current pairing, and routers without a
+//     pairing (made before routers had one: outdated, they roll by rule
+//     5), are planned by rules 1 to 9 at Pair.Pairing: created routers
+//     carry it, so a new pairing gets its routers as soon as it is
+//     current, before its first group. They take the lowest ordinals no
+//     router of any pairing holds (Spec.Held; names stay
+//     <isvc>-router-<g>, within the lengths ValidateNames checks, as the
+//     pairing is a label, not part of the name). A router of another
+//     pairing is kept, untouched, while that pairing has a live engine or
+//     decoder group (Pair.Live, LivePairings; it serves that pairing),
+//     and deleted once it has none (event PairingGone). The pairing is
+//     outside the router's revision, so a new pairing rolls no router; a
+//     new router revision rolls the current pairing's routers only. The
+//     router's Status is the current pairing's, with the Ready routers of
+//     kept pairings counted as Ready. The simulation (pair_sim_test.go)
+//     checks after every observation that every router carries one
+//     pairing and that every pairing with a Ready prefill and decode
+//     group has a live router.
 //
 // # Status and conditions
 //
@@ -259,4 +281,7 @@
 //   - A group below the partition recreated at a recorded revision gets
 //     the current pairing label (the caller's), so it is outdated by its
 //     revision and rolls once the partition is lowered.
+//   - A router of a pairing that is no longer current is never recreated
+//     or rolled (rule 12): if it fails while its pairing still has groups,
+//     that pairing is served by no router until it is gone.
 package plan

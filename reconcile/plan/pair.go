@@ -24,6 +24,11 @@ type Pair struct {
 	Ratio *v1beta1.PrefillDecodeRatio
 	// Other is the other role's Range per pairing.
 	Other map[string]Range
+	// Router: this is the router's Pair (rule 12), and Next plans one set
+	// of routers per pairing (NextRouters); Live are then the pairings with
+	// a live engine or decoder group (LivePairings).
+	Router bool
+	Live   map[string]bool
 }
 
 // Range is what one role has of one pairing: Live and Ready groups as

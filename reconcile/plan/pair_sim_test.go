@@ -26,7 +26,12 @@ import (
 //     bounds, or (when the run starts outside them) no further out than
 //     the worst the run started with;
 //   - availability: a delete of a Ready group never leaves more than
-//     maxUnavailable desired groups of its component unavailable.
+//     maxUnavailable desired groups of its component unavailable;
+//   - routers (with routers > 0, planned by Next with RouterPair after both
+//     roles, rule 12): every router carries one pairing, so its selectors
+//     (ome.io/pairing={{.Pairing}}) match the pods of that pairing only,
+//     and every pairing with a Ready prefill and a Ready decode group has
+//     a live router.
 
 type pairPod struct {
 	Pod
@@ -52,6 +57,11 @@ type pairSim struct {
 	crashAfter int
 	steps      int
 	unavail    map[string]int32 // most unavailable after a delete
+	// routers is the router's replicas; 0: no router is planned.
+	routers int32
+	// servedBoth counts observations at which two pairings had a Ready
+	// pair and a live router each.
+	servedBoth int
 }
 
 func newPairSim(t *testing.T, seed int64, ratio v1beta1.PrefillDecodeRatio, engine int32, pairing string) *pairSim {
@@ -70,15 +80,22 @@ func (s *pairSim) seed(c string, n int32, q string) {
 
 func (s *pairSim) add(c string, g int32, q string, readyAt int) {
 	s.uid++
+	rev := q
+	if c == v1beta1.ComponentRouter {
+		rev = "router" // the pairing is outside the router's revision
+	}
 	p := &pairPod{Pod: Pod{Name: fmt.Sprintf("%s-%d", c[:1], g), UID: fmt.Sprintf("u%d", s.uid), Group: g,
-		Revision: q, Pairing: q, Phase: "Running", Ready: readyAt <= s.tick}, readyAt: readyAt}
+		Revision: rev, Pairing: q, Phase: "Running", Ready: readyAt <= s.tick}, readyAt: readyAt}
 	s.pods[c] = append(s.pods[c], p)
 }
 
 func (s *pairSim) spec(c string) Spec {
 	replicas := s.engine
-	if c == v1beta1.ComponentDecoder {
+	switch c {
+	case v1beta1.ComponentDecoder:
 		replicas = s.ratio.DecodeFor(s.engine)
+	case v1beta1.ComponentRouter:
+		return Spec{Component: c, Replicas: s.routers, Revision: "router", MaxUnavailable: intstr.FromInt32(s.maxUnav)}
 	}
 	return Spec{Component: c, Replicas: replicas, Revision: s.pairing, MaxUnavailable: intstr.FromInt32(s.maxUnav),
 		Pair: &Pair{Pairing: s.pairing, Prefill: c == v1beta1.ComponentEngine, Ratio: &s.ratio}}
@@ -113,6 +130,37 @@ func (s *pairSim) check(what string) {
 				s.tick, what, q, pre[q], dec[q], sk, s.limit, s.ratio.Prefill, s.ratio.Decode)
 		}
 	}
+	if s.routers > 0 {
+		s.checkRouters(what, pre, dec)
+	}
+}
+
+// checkRouters asserts the router invariants of rule 12.
+func (s *pairSim) checkRouters(what string, pre, dec map[string]int32) {
+	s.t.Helper()
+	routed := map[string]bool{}
+	for _, r := range s.pods[v1beta1.ComponentRouter] {
+		if r.Pairing == "" {
+			s.t.Fatalf("tick %d, after %s: router %s has no pairing: its selectors would match every pairing", s.tick, what, r.Name)
+		}
+		if !r.Terminating {
+			routed[r.Pairing] = true
+		}
+	}
+	serving := 0
+	for q, n := range pre {
+		if n == 0 || dec[q] == 0 {
+			continue
+		}
+		if !routed[q] {
+			s.t.Fatalf("tick %d, after %s: pairing %s has %d prefill and %d decode Ready but no router: %v",
+				s.tick, what, q, n, dec[q], s.describe(v1beta1.ComponentRouter))
+		}
+		serving++
+	}
+	if serving > 1 {
+		s.servedBoth++
+	}
 }
 
 // step runs one tick: both planners, their writes and the world's moves,
@@ -133,6 +181,13 @@ func (s *pairSim) step() {
 		dstep := Next(ds, s.observed(v1beta1.ComponentDecoder), s.memory[v1beta1.ComponentDecoder], t0)
 		s.memory[v1beta1.ComponentDecoder] = dstep.Backoff
 		steps[v1beta1.ComponentDecoder] = dstep
+		if s.routers > 0 {
+			rs := s.spec(v1beta1.ComponentRouter)
+			rs.Pair = RouterPair(s.pairing, LivePairings(estep.Pairs, dstep.Pairs))
+			rstep := Next(rs, s.observed(v1beta1.ComponentRouter), s.memory[v1beta1.ComponentRouter], t0)
+			s.memory[v1beta1.ComponentRouter] = rstep.Backoff
+			steps[v1beta1.ComponentRouter] = rstep
+		}
 	}
 	var moves []func()
 	for c, st := range steps {
@@ -147,6 +202,9 @@ func (s *pairSim) step() {
 	deletes := len(moves)
 	for c, st := range steps {
 		for _, cr := range st.Create {
+			if c == v1beta1.ComponentRouter && cr.Pairing != s.pairing {
+				s.t.Fatalf("tick %d: router %d created at pairing %q, not the current %q", s.tick, cr.Group, cr.Pairing, s.pairing)
+			}
 			s.add(c, cr.Group, s.pairing, s.tick+1+s.rng.Intn(s.readyMax))
 		}
 	}
@@ -177,8 +235,8 @@ func (s *pairSim) delete(c string, d PodRef, seenReady bool) {
 	wasReady := p.Ready && seenReady
 	p.Terminating, p.Ready, p.goneAt = true, false, s.tick+1
 	s.check("deleting " + c + " " + d.Name)
-	if !wasReady {
-		return
+	if !wasReady || c == v1beta1.ComponentRouter {
+		return // a router's pairing left (rule 12); maxUnavailable is the groups'
 	}
 	desired := s.spec(c).Replicas
 	var ready int32
@@ -196,7 +254,11 @@ func (s *pairSim) delete(c string, d PodRef, seenReady bool) {
 // settled: every group of both components is Ready at the current
 // pairing, at the counts the ratio asks for, nothing terminating.
 func (s *pairSim) settled() bool {
-	for _, c := range []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder} {
+	cs := []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder}
+	if s.routers > 0 {
+		cs = append(cs, v1beta1.ComponentRouter)
+	}
+	for _, c := range cs {
 		want := s.spec(c).Replicas
 		if int32(len(s.pods[c])) != want {
 			return false
@@ -219,7 +281,8 @@ func (s *pairSim) run(n int) {
 		}
 		s.step()
 	}
-	s.t.Fatalf("not settled after %d ticks: engine %v, decoder %v", n, s.describe(v1beta1.ComponentEngine), s.describe(v1beta1.ComponentDecoder))
+	s.t.Fatalf("not settled after %d ticks: engine %v, decoder %v, router %v", n, s.describe(v1beta1.ComponentEngine),
+		s.describe(v1beta1.ComponentDecoder), s.describe(v1beta1.ComponentRouter))
 }
 
 func (s *pairSim) describe(c string) []string {
@@ -309,6 +372,42 @@ func TestPairSimRatios(t *testing.T) {
 			s.run(400)
 			s.pairing = "C"
 			s.run(400)
+		}
+	}
+}
+
+// TestPairSimRouters: the rollouts and scaling above with routers planned
+// by Next with RouterPair (rule 12), one and two per pairing: after every
+// observation no router selects two pairings and every pairing with a
+// Ready pair has a router; both pairings serve at once during a roll; at
+// rest only the current pairing's routers are left.
+func TestPairSimRouters(t *testing.T) {
+	for _, routers := range []int32{1, 2} {
+		both := 0
+		for seed := range int64(30) {
+			s := newPairSim(t, seed, ratio(1, 2, 1), 2, "B")
+			s.routers = routers
+			s.seed(v1beta1.ComponentEngine, 2, "A")
+			s.seed(v1beta1.ComponentDecoder, 4, "A")
+			s.seed(v1beta1.ComponentRouter, routers, "A")
+			s.crashAfter = -1
+			if seed%3 == 0 {
+				s.crashAfter = 2 + int(seed%6)
+			}
+			s.run(200)
+			s.engine = 3
+			s.run(300)
+			s.pairing = "C"
+			s.run(300)
+			both += s.servedBoth
+			for _, r := range s.pods[v1beta1.ComponentRouter] {
+				if r.Pairing != "C" {
+					t.Fatalf("seed %d: router %s of pairing %s left at rest", seed, r.Name, r.Pairing)
+				}
+			}
+		}
+		if both == 0 {
+			t.Fatalf("%d router(s): no observation had two pairings serving at once", routers)
 		}
 	}
 }

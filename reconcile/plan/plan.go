@@ -12,6 +12,9 @@ import (
 // memory to pass to the following call. It is a pure function of its
 // arguments (rule 7); the numbered rules are in the package documentation.
 func Next(spec Spec, pods []Pod, memory Backoff, now time.Time) Step {
+	if pr := spec.Pair; pr != nil && pr.Router {
+		return nextRouters(spec, pods, memory, now) // rule 12
+	}
 	p := newPlanner(spec, pods, memory, now) // rule 1: groups, extras; rule 6: recall the backoff memory
 	p.deleteExtras()                         // rule 1
 	p.scaleDown()                            // rule 4

@@ -130,8 +130,8 @@ func (p *planner) scaleUp() {
 	need := p.spec.Replicas - p.live
 	for o := int32(0); need > 0 && o >= 0; o++ {
 		g := p.groups[o]
-		if g != nil && g.live {
-			continue
+		if g != nil && g.live || p.spec.Held[o] {
+			continue // rule 12: another pairing's router holds it
 		}
 		need--
 		if g != nil {

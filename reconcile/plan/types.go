@@ -65,8 +65,11 @@ type Spec struct {
 	// revision only when it is recorded (rule 3).
 	Recorded map[string]Shape
 	// Pair is set for the engine and decoder of a prefill/decode service
-	// (rules 10 and 11); nil otherwise.
+	// (rules 10 and 11), and by NextRouters for its router; nil otherwise.
 	Pair *Pair
+	// Held are ordinals that pods outside this call hold (the routers of
+	// other pairings, rule 12): rule 2 skips them instead of waiting.
+	Held map[int32]bool
 }
 
 // Shape is what a revision's groups are made of: one pod, or a leader and
@@ -165,6 +168,7 @@ const (
 	ReasonInvalidRollout     = "InvalidRolloutStrategy"
 	ReasonRevisionMissing    = "RevisionNotRecorded"
 	ReasonRatioHold          = "RatioHold"
+	ReasonPairingGone        = "PairingGone"
 
 	ProgressRollingUpdate = "RollingUpdate"
 	ProgressScaling       = "Scaling"

@@ -58,25 +58,39 @@ func pairingOf(revs map[string]string) string {
 	return merge.Pairing(e, d)
 }
 
-// pairFor is the planner's Pair for component t (plan rules 10 and 11):
-// nil for the router or without a decoder. The engine is planned first,
-// against the decoder's pods as they are; the decoder against the
-// engine's step (enginePairs).
+// pairFor is the planner's Pair for component t (plan rules 10 to 12):
+// nil without a decoder. The engine is planned first, against the
+// decoder's pods as they are; the decoder against the engine's step
+// (enginePairs); the router per pairing, keeping the routers of every
+// pairing the engine's or the decoder's pods still have live groups of.
 func (c *Controller) pairFor(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology, t merge.ComponentTopology,
 	revs map[string]string, pods []*corev1.Pod, enginePairs map[string]plan.Range) *plan.Pair {
 	pairing := pairingOf(revs)
-	if pairing == "" || t.Component == v1beta1.ComponentRouter {
+	if pairing == "" {
 		return nil
+	}
+	if t.Component == v1beta1.ComponentRouter {
+		return plan.RouterPair(pairing, plan.LivePairings(c.roleRanges(isvc, topo, revs, pods, v1beta1.ComponentEngine),
+			c.roleRanges(isvc, topo, revs, pods, v1beta1.ComponentDecoder)))
 	}
 	p := &plan.Pair{Pairing: pairing, Prefill: t.Component == v1beta1.ComponentEngine, Ratio: isvc.Spec.PrefillDecodeRatio}
 	if p.Prefill {
-		d := topo[componentIndex(topo, v1beta1.ComponentDecoder)]
-		ds := planSpec(isvc, d, revs[v1beta1.ComponentDecoder], c.opts)
-		p.Other = plan.PairRanges(ds, observe(pods, v1beta1.ComponentDecoder))
+		p.Other = c.roleRanges(isvc, topo, revs, pods, v1beta1.ComponentDecoder)
 	} else {
 		p.Other = enginePairs
 	}
 	return p
+}
+
+// roleRanges are the Ranges of the engine's or the decoder's observed
+// pods per pairing, before any step.
+func (c *Controller) roleRanges(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology, revs map[string]string,
+	pods []*corev1.Pod, component string) map[string]plan.Range {
+	i := componentIndex(topo, component)
+	if i < 0 {
+		return nil
+	}
+	return plan.PairRanges(planSpec(isvc, topo[i], revs[component], c.opts), observe(pods, component))
 }
 
 // setPairings writes status.pairings (the live and Ready groups of each

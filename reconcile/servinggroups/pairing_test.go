@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -82,4 +83,37 @@ func TestSetPairings(t *testing.T) {
 
 	setPairings(&st, isvc, results[:1])
 	assert.Empty(t, st.Pairings, "no decoder, no pairings")
+}
+
+// TestRouterPair: the router of a prefill/decode service is planned per
+// pairing (plan rule 12), knowing the pairings the engine's and the
+// decoder's pods have live groups of; without a decoder it is planned
+// as before.
+func TestRouterPair(t *testing.T) {
+	isvc := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}}
+	topo := []merge.ComponentTopology{
+		{Component: v1beta1.ComponentEngine, Replicas: 1},
+		{Component: v1beta1.ComponentDecoder, Replicas: 1},
+		{Component: v1beta1.ComponentRouter, Replicas: 1},
+	}
+	revs := map[string]string{v1beta1.ComponentEngine: "e2", v1beta1.ComponentDecoder: "d2", v1beta1.ComponentRouter: "r"}
+	pod := func(component string, group int, pairing string, deleted bool) *corev1.Pod {
+		p := merge.GroupPod(isvc, topo[componentIndex(topo, component)], group, "", 0, merge.GroupPodOptions{Pairing: pairing})
+		if deleted {
+			p.DeletionTimestamp = &metav1.Time{}
+		}
+		return p
+	}
+	pods := []*corev1.Pod{
+		pod(v1beta1.ComponentEngine, 0, "old", false), pod(v1beta1.ComponentDecoder, 0, "older", true),
+		pod(v1beta1.ComponentDecoder, 1, "newer", false), pod(v1beta1.ComponentRouter, 0, "old", false),
+	}
+	c := &Controller{}
+	got := c.pairFor(isvc, topo, topo[2], revs, pods, nil)
+	require.NotNil(t, got)
+	assert.True(t, got.Router)
+	assert.Equal(t, merge.Pairing("e2", "d2"), got.Pairing)
+	assert.Equal(t, map[string]bool{"old": true, "newer": true}, got.Live, "a terminating group is not live")
+
+	assert.Nil(t, c.pairFor(isvc, []merge.ComponentTopology{topo[0], topo[2]}, topo[2], map[string]string{v1beta1.ComponentEngine: "e2"}, pods, nil))
 }
