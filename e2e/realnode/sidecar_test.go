@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -331,7 +335,8 @@ func podIdentity(t *testing.T, ns, name string) string {
 // loaded by every engine pod's sidecar without a restart (pod UIDs,
 // revisions and restart counts unchanged); a failing load is in status
 // with the engine's reason and leaves the others loaded; a removed adapter
-// is unloaded.
+// is unloaded; an engine killed and restarted by the kubelet gets its
+// adapters again.
 func TestEngineSidecarLoRAOnRealNode(t *testing.T) {
 	needNode(t)
 	ns := newNamespace(t, "lora")
@@ -374,5 +379,86 @@ func TestEngineSidecarLoRAOnRealNode(t *testing.T) {
 		assert.Equal(t, id, podIdentity(t, ns, name), "%s: same pod, same revision, no container restart", name)
 	}
 
+	killEngine(t, "lora-engine-0")
+	killed := time.Now()
+	restarted := waitPod(t, ns, "lora-engine-0", 2*time.Minute, func(p *corev1.Pod) bool {
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name != "engine-runtime" && cs.RestartCount > 0 && cs.Ready {
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("engine container restarted and Ready %s after the kill (pod %s, IP %s)", time.Since(killed).Round(time.Millisecond), restarted.UID, restarted.Status.PodIP)
+	if ip := restarted.Status.PodIP; ip != pods["lora-engine-0"] {
+		t.Logf("the pod's IP changed from %s to %s: its sandbox was recreated", pods["lora-engine-0"], ip)
+		pods["lora-engine-0"] = ip
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("after the engine restart:\n%s", netnsDiag("lora-engine-0", pods["lora-engine-0"]))
+		}
+	})
+	waitAdapterStatus(t, c, ns, "lora", pods, []string{"chat"}, nil)
+	t.Logf("engine restart: its adapters were loaded again %s after the kill", time.Since(killed).Round(time.Millisecond))
 	t.Logf("sidecar processes (pid rss KiB): %s", sidecarRSS())
+}
+
+// enginePIDs are the engine processes of a pod on the real node (its
+// containers are host processes): those with the pod's POD_NAME in their
+// environment running sglang.launch_server.
+func enginePIDs(pod string) []int {
+	procs, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range procs {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		environ, err1 := os.ReadFile("/proc/" + e.Name() + "/environ")
+		cmdline, err2 := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if slices.Contains(strings.Split(string(environ), "\x00"), "POD_NAME="+pod) &&
+			strings.Contains(string(cmdline), "sglang.launch_server") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// killEngine kills the engine processes of a pod with SIGKILL, so the
+// kubelet restarts the container.
+func killEngine(t *testing.T, pod string) {
+	t.Helper()
+	pids := enginePIDs(pod)
+	require.NotEmpty(t, pids, "no engine process of %s on this host", pod)
+	for _, pid := range pids {
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	}
+}
+
+// netnsDiag is what a pod's network namespace shows: its listening and
+// established sockets and a request to the engine from inside it and from
+// the host.
+func netnsDiag(pod, ip string) string {
+	pids := enginePIDs(pod)
+	if len(pids) == 0 {
+		return "no engine process"
+	}
+	pid := strconv.Itoa(pids[0])
+	out := fmt.Sprintf("engine pids %v\n", pids)
+	for _, args := range [][]string{
+		{"nsenter", "-t", pid, "-n", "ss", "-tlnp"},
+		{"nsenter", "-t", pid, "-n", "ss", "-tn", "state", "established"},
+		{"nsenter", "-t", pid, "-n", "ip", "-br", "addr"},
+		{"nsenter", "-t", pid, "-n", "curl", "-sS", "-m", "3", "http://127.0.0.1:8080/v1/models"},
+		{"nsenter", "-t", pid, "-n", "curl", "-sS", "-m", "3", "http://" + ip + ":8080/v1/models"},
+		{"curl", "-sS", "-m", "3", "http://" + ip + ":8080/v1/models"},
+	} {
+		b, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+		out += fmt.Sprintf("$ %s\n%s(err %v)\n", strings.Join(args, " "), b, err)
+	}
+	return out
 }
