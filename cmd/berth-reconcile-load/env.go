@@ -97,12 +97,16 @@ func start(ctx context.Context, cfg config) (*load, error) {
 // and the resync period, so the report can tell when one falls in the
 // idle window.
 func reconcilerArgs(cfg config) []string {
-	return []string{
+	args := []string{
 		"--leader-elect-namespace=kube-system", "--leader-elect-identity=reconcile-load",
 		"--kube-api-qps=" + strconv.FormatFloat(cfg.qps, 'g', -1, 64),
 		"--kube-api-burst=" + strconv.Itoa(cfg.burst),
 		"--resync=" + cfg.resync.String(),
 	}
+	if cfg.pprofAddress != "" {
+		args = append(args, "--pprof-address="+cfg.pprofAddress)
+	}
+	return args
 }
 
 func (l *load) clients() error {

@@ -30,6 +30,9 @@ type idleRun struct {
 	pid                int
 	restarted          bool      // the reconciler died or restarted during the window
 	resyncAt           time.Time // a resync of the reconciler's informers expected in the window; zero: none
+	// heapInuse, goSys: the Go runtime's heap in use and memory from the
+	// OS at the end of the window (go_memstats_* of its /metrics)
+	heapInuse, goSys float64
 }
 
 // idlePhase creates the services, waits for everything to settle and
@@ -210,6 +213,13 @@ func (l *load) idleWindow(ctx context.Context, r *idleRun) error {
 		return fmt.Errorf("idle window: the reconciler (pid %d) cannot be read at the end: %v %v", r.pid, err, merr)
 	}
 	r.win = procSample{cpu: s1.cpu - s0.cpu, rssKiB: s1.rssKiB, hwmKiB: s1.hwmKiB}
+	r.heapInuse, r.goSys = m1["go_memstats_heap_inuse_bytes"], m1["go_memstats_sys_bytes"]
+	if l.cfg.heapProfile != "" {
+		if err := saveHeapProfile(l.cfg.pprofAddress, l.cfg.heapProfile); err != nil {
+			return fmt.Errorf("-heap-profile: %w", err)
+		}
+		progress("heap profile of berth-reconciler written to %s", l.cfg.heapProfile)
+	}
 	r.writes = diff(writesOf(m1), writesOf(m0))
 	r.syncs = m1[metricSyncs] - m0[metricSyncs]
 	r.errors = m1[metricErrors] - m0[metricErrors]

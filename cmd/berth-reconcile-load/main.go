@@ -69,6 +69,10 @@ type config struct {
 	timeout       time.Duration
 	phases        []string
 	keep          bool
+	// heapProfile: where the reconciler's heap profile (in use at the end
+	// of the idle window) is written; pprofAddress is the reconciler's
+	// --pprof-address, a free port of 127.0.0.1 when heapProfile is set.
+	heapProfile, pprofAddress string
 }
 
 const (
@@ -112,6 +116,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.wait, "wait", 15*time.Minute, "bound of each wait (pods created, Running, statuses settled, namespace gone)")
 	fs.DurationVar(&cfg.timeout, "timeout", 90*time.Minute, "bound of the whole run after the control plane is up")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the run folder (component logs) after exit")
+	fs.StringVar(&cfg.heapProfile, "heap-profile", "", "write the reconciler's heap profile (after a GC, at the end of the idle window) to this file, for go tool pprof; runs the reconciler with --pprof-address on a free port of 127.0.0.1")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -123,6 +128,11 @@ func parseFlags(args []string) (config, error) {
 		return cfg, fmt.Errorf("-groups: %w", err)
 	}
 	cfg.phases = strings.Split(*phases, ",")
+	if cfg.heapProfile != "" {
+		if cfg.pprofAddress, err = freeAddress(); err != nil {
+			return cfg, fmt.Errorf("-heap-profile: %w", err)
+		}
+	}
 	return cfg, cfg.validate()
 }
 

@@ -121,6 +121,7 @@ func (r *report) printIdle(w io.Writer) {
 		fmt.Fprintf(tw, "\nwindow of %s, berth-reconciler pid %d\t\n", d.window, d.pid)
 		fmt.Fprintf(tw, "CPU (utime+stime)\t%.2f s (%.2f%% of one core)\n", d.win.cpu, 100*d.win.cpu/d.window.Seconds())
 		fmt.Fprintf(tw, "RSS at the end\t%.1f MiB (peak since start %.1f MiB)\n", float64(d.win.rssKiB)/1024, float64(d.win.hwmKiB)/1024)
+		fmt.Fprintf(tw, "Go heap in use at the end\t%.1f MiB (%.1f MiB from the OS)\n", d.heapInuse/(1<<20), d.goSys/(1<<20))
 		fmt.Fprintf(tw, "reconciles\t%.0f (%.0f failed)\n", d.syncs, d.errors)
 		fmt.Fprintf(tw, "API writes\t%.0f (goal 0)%s\n", total(d.writes), writesDetail(d.writes))
 		if !d.resyncAt.IsZero() {

@@ -47,6 +47,8 @@ type flags struct {
 	// made of it (and of --accelerator-status and --serving-policies).
 	controllersFlag string
 	controllers     []string
+	// pprofAddress serves net/http/pprof; empty (the default) serves nothing.
+	pprofAddress string
 }
 
 func newFlags() *flags {
@@ -56,6 +58,7 @@ func newFlags() *flags {
 		"comma-separated controllers to run: "+strings.Join(manager.Names, ", ")+"; empty runs all of them (accelerator-status only while --accelerator-status is true, policy only while --serving-policies is true, accelerator-sync only with --accelerator-discovery or --kueue-sync)")
 	s.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file; in-cluster configuration when empty")
 	s.StringVar(&f.probes, "probe-listen", ":8081", "address of /healthz, /readyz and /metrics; empty to disable")
+	s.StringVar(&f.pprofAddress, "pprof-address", "", "address of Go's /debug/pprof/ profiles (e.g. 127.0.0.1:6060); empty, the default, serves none. Profiles show internals: bind it to localhost")
 	s.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	s.IntVar(&f.workers, "workers", 4, "InferenceServices reconciled in parallel")
 	s.Float64Var(&f.qps, "kube-api-qps", 50, "client-side rate limit of API requests per second")

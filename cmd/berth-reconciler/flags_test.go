@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -95,4 +98,26 @@ func TestAcceleratorFlags(t *testing.T) {
 	err := newFlags().parse([]string{"--accelerator-discovery-node-selector=pool in gpu"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `--accelerator-discovery-node-selector "pool in gpu": `)
+}
+
+func TestPprofAddressFlag(t *testing.T) {
+	d := newFlags()
+	require.NoError(t, d.parse(nil))
+	assert.Empty(t, d.pprofAddress, "no profiles are served by default")
+
+	f := newFlags()
+	require.NoError(t, f.parse([]string{"--pprof-address=127.0.0.1:6060"}))
+	assert.Equal(t, "127.0.0.1:6060", f.pprofAddress)
+}
+
+func TestPprofMuxServesHeap(t *testing.T) {
+	srv := httptest.NewServer(pprofMux())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/debug/pprof/heap?debug=1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), "heap profile:")
 }

@@ -64,6 +64,11 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if fs.pprofAddress != "" {
+		if err := servePprof(ctx, fs.pprofAddress, log); err != nil {
+			return err
+		}
+	}
 	return manager.RunManager(ctx, manager.Config{
 		REST: cfg, Workers: fs.workers, ProbeAddress: fs.probes, Controllers: fs.controllers,
 		LeaderElect: fs.leaderElect, LeaseNamespace: fs.leaseNamespace, LeaseName: fs.leaseName, Identity: identity,
