@@ -1,8 +1,18 @@
-// Package strip holds the informer transforms of the node and pod
-// informers that feed accelerator counting: the webhook's cache
-// (webhook/cache) and the reconciler's AcceleratorClass status both set
-// them, so both count the same nodes and pods. They keep only what
-// selection reads (selection.NodeInfoOf, selection.PodAcceleratorRequests).
+// Package strip holds informer transforms: what an informer's cache keeps
+// of each object.
+//
+//   - Node and Pod feed accelerator counting: the webhook's cache
+//     (webhook/cache) and the reconciler's AcceleratorClass status both
+//     set them, so both count the same nodes and pods. They keep only
+//     what selection reads (selection.NodeInfoOf,
+//     selection.PodAcceleratorRequests).
+//   - ManagedFields drops metadata.managedFields and nothing else, for
+//     caches whose objects controllers read whole (berth-reconciler's
+//     pods, Services, ControllerRevisions and the rest it owns, and
+//     berth's objects).
+//
+// A transform must keep every field a reader of its informer reads; each
+// has a test listing the fields it keeps.
 package strip
 
 import (

@@ -45,6 +45,9 @@ type AcceleratorStatusOptions struct {
 	Log    *slog.Logger
 	// Now is the clock (tests).
 	Now func() time.Time
+	// BerthInformers is the informer factory of berth's objects, shared
+	// with the other controllers (the manager passes it); nil makes one.
+	BerthInformers berthinformers.SharedInformerFactory
 }
 
 // AcceleratorStatusController writes AcceleratorClass status: the Ready,
@@ -98,7 +101,10 @@ func NewAcceleratorStatusController(kube kubernetes.Interface, berth versioned.I
 	a.kube = kubeinformers.NewSharedInformerFactory(kube, opts.Resync)
 	a.pods = kubeinformers.NewSharedInformerFactoryWithOptions(kube, opts.Resync,
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = podFilter }))
-	a.berthInf = berthinformers.NewSharedInformerFactory(berth, opts.Resync)
+	a.berthInf = opts.BerthInformers
+	if a.berthInf == nil {
+		a.berthInf = berthinformers.NewSharedInformerFactory(berth, opts.Resync)
+	}
 	a.wire()
 	return a
 }

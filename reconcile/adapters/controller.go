@@ -59,6 +59,11 @@ type Options struct {
 	// Resync of the pod informer (default 10m).
 	Resync time.Duration
 	Log    *slog.Logger
+	// Pods is the informer factory whose pod informer the controller
+	// reads: one listing only pods with the ome.io/inferenceservice
+	// label. The manager passes the serving groups controller's, so the
+	// pods are cached once; nil makes one of the controller's own.
+	Pods kubeinformers.SharedInformerFactory
 }
 
 // DefaultSidecarPort is the sidecar's port when its container names none
@@ -79,7 +84,7 @@ type Controller struct {
 }
 
 // New builds the controller on the shared informer factory of berth's
-// objects and a pod informer of its own (pods of InferenceServices only).
+// objects and the pod informer of o.Pods (pods of InferenceServices only).
 func New(kube kubernetes.Interface, berth versioned.Interface, shared berthinformers.SharedInformerFactory, o Options) *Controller {
 	if o.PollInterval <= 0 {
 		o.PollInterval = 5 * time.Second
@@ -93,9 +98,12 @@ func New(kube kubernetes.Interface, berth versioned.Interface, shared berthinfor
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	podInf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, o.Resync, kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
-		lo.LabelSelector = v1beta1.LabelInferenceService
-	}))
+	podInf := o.Pods
+	if podInf == nil {
+		podInf = kubeinformers.NewSharedInformerFactoryWithOptions(kube, o.Resync, kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.LabelSelector = v1beta1.LabelInferenceService
+		}))
+	}
 	isvcs := shared.Ome().V1beta1().InferenceServices()
 	pods := podInf.Core().V1().Pods()
 	c := &Controller{kube: kube, berth: berth, services: isvcs.Lister(), pods: pods.Lister(), podInf: podInf,

@@ -18,9 +18,13 @@
 //     neither, is an error, before anything runs.
 //  3. One informer factory of berth's objects is shared: each controller
 //     asks it for the informers it needs and starts them in its Run, so an
-//     object type is watched once. One Prometheus registry serves every
-//     controller's metrics; the model controller's API writes count on
-//     the serving groups' berth_reconciler_api_writes_total.
+//     object type is watched once. So is the serving groups controller's
+//     factory of the objects it owns (servinggroups.Controller.KubeInformers):
+//     the LoRA adapters controller reads its pods. The shared factories
+//     cache objects without managedFields (internal/strip.ManagedFields).
+//     One Prometheus registry serves every controller's metrics; the model
+//     controller's API writes count on the serving groups'
+//     berth_reconciler_api_writes_total.
 //  4. Every controller runs only while this replica holds the Lease
 //     (LeaderElect); the first that fails stops the others and the
 //     process. /readyz is ready once every running controller's caches

@@ -24,6 +24,7 @@ import (
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
+	"github.com/berthdev/berth/internal/strip"
 	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/adapters"
 	"github.com/berthdev/berth/reconcile/classsync"
@@ -169,12 +170,13 @@ func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus
 	if opts.Resync == 0 {
 		opts.Resync = 10 * time.Minute
 	}
-	shared := berthinformers.NewSharedInformerFactory(berth, opts.Resync)
+	shared := berthinformers.NewSharedInformerFactoryWithOptions(berth, opts.Resync, berthinformers.WithTransform(strip.ManagedFields))
 	opts.Log, opts.Metrics, opts.BerthInformers = log, servinggroups.NewMetrics(reg), shared
 	var out []controller
+	var owned kubeinformers.SharedInformerFactory // the serving groups controller's: its pods, Services, ...
 	// ResourceQuotas (and namespaces), unfiltered: watched by both sides
 	// of ServingPolicy.
-	quotas := kubeinformers.NewSharedInformerFactory(kube, opts.Resync)
+	quotas := kubeinformers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, kubeinformers.WithTransform(strip.ManagedFields))
 	opts.Policy.Quotas = quotas
 	var serving servingQueue
 	if enabled[Policy] {
@@ -188,7 +190,7 @@ func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus
 	}
 	if enabled[ServingGroups] {
 		ctrl := servinggroups.New(kube, berth, opts)
-		serving.c = ctrl
+		serving.c, owned = ctrl, ctrl.KubeInformers()
 		out = append(out, controller{ServingGroups, func(ctx context.Context) error { return ctrl.Run(ctx, cfg.Workers) }, ctrl.Synced})
 	}
 	if enabled[Models] {
@@ -211,6 +213,7 @@ func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus
 		if ao.Resync == 0 {
 			ao.Resync = opts.Resync
 		}
+		ao.BerthInformers = shared
 		acc := accelerators.NewAcceleratorStatusController(kube, berth, ao)
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "berth_acceleratorclass_status_writes_total",
 			Help: "AcceleratorClass status writes (at most one per class per --accelerator-status-interval)"},
@@ -228,7 +231,7 @@ func build(kube kubernetes.Interface, berth versioned.Interface, reg *prometheus
 		out = append(out, classSync(kube, berth, opts.Dynamic, shared, so))
 	}
 	if enabled[ServingGroups] { // the LoRA adapters of the serving groups' engine runtime sidecars
-		ad := adapters.New(kube, berth, shared, adapters.Options{Log: log, Resync: opts.Resync})
+		ad := adapters.New(kube, berth, shared, adapters.Options{Log: log, Resync: opts.Resync, Pods: owned})
 		out = append(out, controller{"adapters", ad.Run, ad.Synced})
 	}
 	return out

@@ -141,7 +141,7 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 	c := &Controller{kube: kube, berth: berth, opts: opts, log: opts.Log, m: opts.Metrics, now: opts.Now,
 		backoff: map[string]backoffMemory{}, clamped: map[string]int32{}, progress: map[string]map[string]plan.Progress{},
 		foreign: map[string]map[string]foreignPod{}, nudgedAt: map[string]time.Time{}}
-	c.kubeInformers = kubeinformers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, kubeinformers.WithTweakListOptions(managedSelector))
+	c.kubeInformers = kubeinformers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, ownedInformers...)
 	c.berthInformers = opts.BerthInformers
 	if c.berthInformers == nil {
 		c.berthInformers = berthinformers.NewSharedInformerFactory(berth, opts.Resync)
