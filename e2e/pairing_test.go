@@ -79,8 +79,8 @@ type routerWatch struct {
 	// mixed: moments at which a router's selectors matched engine or
 	// decoder pods of two pairings, or of a pairing not its own.
 	mixed []string
-	// unrouted: moments at which a pairing with a live engine or decoder
-	// pod had no live router.
+	// unrouted: moments at which a pairing with a live engine pod and a
+	// live decoder pod had no live router.
 	unrouted []string
 	// routerPairings are the pairings the router pods carried.
 	routerPairings map[string]bool
@@ -129,18 +129,22 @@ func replayRatio(t *testing.T, w *podWatch, r v1beta1.PrefillDecodeRatio, desire
 // moment checks the routers at one moment of the watch: the pods each
 // router pod's selectors (its --prefill-selector and --decode-selector
 // items, as rendered into the pod) match carry its own pairing only, and
-// every pairing with a live engine or decoder pod has a live router.
+// every pairing with a live engine pod and a live decoder pod (so every
+// pairing that serves) has a live router.
 func (rw *routerWatch) moment(state map[string]*corev1.Pod, ev podEvent, ready map[string]map[string]int32) {
 	if rw.routerPairings == nil {
 		rw.routerPairings = map[string]bool{}
 	}
 	rw.states++
 	when := fmt.Sprintf("%s %s", ev.Type, ev.Pod.Name)
-	routed, live := map[string]bool{}, map[string]bool{}
+	routed := map[string]bool{}
+	live := map[string]map[string]bool{v1beta1.ComponentEngine: {}, v1beta1.ComponentDecoder: {}}
+	livePods := map[string][]string{}
 	for _, p := range state {
 		c := p.Labels[v1beta1.LabelComponent]
-		if (c == v1beta1.ComponentEngine || c == v1beta1.ComponentDecoder) && p.DeletionTimestamp == nil {
-			live[p.Labels[v1beta1.LabelPairing]] = true
+		if live[c] != nil && p.DeletionTimestamp == nil {
+			live[c][p.Labels[v1beta1.LabelPairing]] = true
+			livePods[p.Labels[v1beta1.LabelPairing]] = append(livePods[p.Labels[v1beta1.LabelPairing]], p.Name)
 		}
 		if c != v1beta1.ComponentRouter {
 			continue
@@ -159,9 +163,12 @@ func (rw *routerWatch) moment(state map[string]*corev1.Pod, ev podEvent, ready m
 		}
 	}
 	serving := 0
-	for q := range live {
+	for q := range live[v1beta1.ComponentEngine] {
+		if !live[v1beta1.ComponentDecoder][q] {
+			continue
+		}
 		if !routed[q] {
-			rw.unrouted = append(rw.unrouted, fmt.Sprintf("after %s: pairing %q has live groups and no router", when, q))
+			rw.unrouted = append(rw.unrouted, fmt.Sprintf("after %s: pairing %q has live prefill and decode pods %v and no router", when, q, livePods[q]))
 		}
 		if ready[v1beta1.ComponentEngine][q] > 0 && ready[v1beta1.ComponentDecoder][q] > 0 && routed[q] {
 			serving++
@@ -261,7 +268,7 @@ func TestPrefillDecodeRatioRollout(t *testing.T) {
 	assert.Empty(t, seen.notServing, "moments without a Ready prefill and decode of one pairing")
 	rw := seen.routers
 	assert.Empty(t, rw.mixed, "a router's selectors matched pods of another pairing")
-	assert.Empty(t, rw.unrouted, "a pairing with live groups had no router")
+	assert.Empty(t, rw.unrouted, "a pairing with live prefill and decode groups had no router")
 	assert.Equal(t, map[string]bool{oldPairing: true, newPairing: true}, rw.routerPairings, "the routers' pairings")
 	assert.Positive(t, rw.servedBoth, "no moment had both pairings serving, each through its own router")
 	t.Logf("pairings %s → %s; worst skew %d (%s); most down: %v; routers checked at %d moments, both pairings served at %d",

@@ -218,15 +218,19 @@
 //     router of any pairing holds (Spec.Held; names stay
 //     <isvc>-router-<g>, within the lengths ValidateNames checks, as the
 //     pairing is a label, not part of the name). A router of another
-//     pairing is kept, untouched, while that pairing has a live engine or
-//     decoder group (Pair.Live, LivePairings; it serves that pairing),
-//     and deleted once it has none (event PairingGone). The pairing is
+//     pairing is kept, untouched, while that pairing has a live engine
+//     group and a live decoder group (Pair.Live, LivePairs: it serves, or
+//     may again serve, that pairing), and deleted once it lacks either
+//     (event PairingGone): with no prefill or no decode left it could only
+//     answer errors, and deleting it takes it out of the Service at once,
+//     where a readiness probe takes seconds. A pairing only ever loses
+//     groups once it is not current, so it never needs its router again. The pairing is
 //     outside the router's revision, so a new pairing rolls no router; a
 //     new router revision rolls the current pairing's routers only. The
 //     router's Status is the current pairing's, with the Ready routers of
 //     kept pairings counted as Ready. The simulation (pair_sim_test.go)
 //     checks after every observation that every router carries one
-//     pairing and that every pairing with a Ready prefill and decode
+//     pairing and that every pairing with a live prefill and a live decode
 //     group has a live router.
 //
 // # Status and conditions

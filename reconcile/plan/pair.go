@@ -25,8 +25,8 @@ type Pair struct {
 	// Other is the other role's Range per pairing.
 	Other map[string]Range
 	// Router: this is the router's Pair (rule 12), and Next plans one set
-	// of routers per pairing (NextRouters); Live are then the pairings with
-	// a live engine or decoder group (LivePairings).
+	// of routers per pairing; Live are then the pairings with a live engine
+	// group and a live decoder group (LivePairs).
 	Router bool
 	Live   map[string]bool
 }

@@ -30,8 +30,8 @@ import (
 //   - routers (with routers > 0, planned by Next with RouterPair after both
 //     roles, rule 12): every router carries one pairing, so its selectors
 //     (ome.io/pairing={{.Pairing}}) match the pods of that pairing only,
-//     and every pairing with a Ready prefill and a Ready decode group has
-//     a live router.
+//     and every pairing with a live prefill and a live decode group (so
+//     every pairing with a Ready pair) has a live router.
 
 type pairPod struct {
 	Pod
@@ -147,16 +147,26 @@ func (s *pairSim) checkRouters(what string, pre, dec map[string]int32) {
 			routed[r.Pairing] = true
 		}
 	}
+	live := map[string]map[string]bool{}
+	for _, c := range []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder} {
+		live[c] = map[string]bool{}
+		for _, p := range s.pods[c] {
+			if !p.Terminating {
+				live[c][p.Pairing] = true
+			}
+		}
+	}
+	for q := range live[v1beta1.ComponentEngine] {
+		if live[v1beta1.ComponentDecoder][q] && !routed[q] {
+			s.t.Fatalf("tick %d, after %s: pairing %s has live prefill and decode groups (%d and %d Ready) but no router: %v",
+				s.tick, what, q, pre[q], dec[q], s.describe(v1beta1.ComponentRouter))
+		}
+	}
 	serving := 0
 	for q, n := range pre {
-		if n == 0 || dec[q] == 0 {
-			continue
+		if n > 0 && dec[q] > 0 {
+			serving++
 		}
-		if !routed[q] {
-			s.t.Fatalf("tick %d, after %s: pairing %s has %d prefill and %d decode Ready but no router: %v",
-				s.tick, what, q, n, dec[q], s.describe(v1beta1.ComponentRouter))
-		}
-		serving++
 	}
 	if serving > 1 {
 		s.servedBoth++
@@ -183,7 +193,8 @@ func (s *pairSim) step() {
 		steps[v1beta1.ComponentDecoder] = dstep
 		if s.routers > 0 {
 			rs := s.spec(v1beta1.ComponentRouter)
-			rs.Pair = RouterPair(s.pairing, LivePairings(estep.Pairs, dstep.Pairs))
+			// As the reconciler does: the pods as observed before the steps.
+			rs.Pair = RouterPair(s.pairing, LivePairs(PairRanges(es, s.observed(v1beta1.ComponentEngine)), PairRanges(ds, s.observed(v1beta1.ComponentDecoder))))
 			rstep := Next(rs, s.observed(v1beta1.ComponentRouter), s.memory[v1beta1.ComponentRouter], t0)
 			s.memory[v1beta1.ComponentRouter] = rstep.Backoff
 			steps[v1beta1.ComponentRouter] = rstep

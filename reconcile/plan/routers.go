@@ -6,24 +6,23 @@ import (
 	"time"
 )
 
-// LivePairings are the pairings with a live group in any of ranges (the
-// engine's and the decoder's Step.Pairs).
-func LivePairings(ranges ...map[string]Range) map[string]bool {
+// LivePairs are the pairings with a live group of both roles in the
+// engine's and the decoder's Ranges (PairRanges, or Step.Pairs): the
+// pairings that serve, or may still serve, through a router (rule 12).
+func LivePairs(engine, decoder map[string]Range) map[string]bool {
 	out := map[string]bool{}
-	for _, rs := range ranges {
-		for q, r := range rs {
-			if r.Live > 0 {
-				out[q] = true
-			}
+	for q, r := range engine {
+		if r.Live > 0 && decoder[q].Live > 0 {
+			out[q] = true
 		}
 	}
 	return out
 }
 
 // RouterPair is the Pair of the router of a prefill/decode service whose
-// current pairing is current and whose engine and decoder have live
-// groups of the pairings live (rule 12); nil without a pairing, so the
-// router is planned as any component.
+// current pairing is current and whose engine and decoder both have live
+// groups of the pairings live (LivePairs; rule 12); nil without a
+// pairing, so the router is planned as any component.
 func RouterPair(current string, live map[string]bool) *Pair {
 	if current == "" {
 		return nil
@@ -72,7 +71,7 @@ func nextRouters(spec Spec, pods []Pod, memory Backoff, now time.Time) Step {
 	for _, p := range gone {
 		step.Delete = append(step.Delete, PodRef{Name: p.Name, UID: p.UID, Group: p.Group, Role: p.Role, Worker: p.Worker, Reason: ReasonPairingGone})
 		step.Events = append(step.Events, Event{Type: EventNormal, Reason: ReasonPairingGone,
-			Message: spec.Component + ": deleting pod " + p.Name + ": pairing " + p.Pairing + " has no engine or decoder group left"})
+			Message: spec.Component + ": deleting pod " + p.Name + ": pairing " + p.Pairing + " has no engine or no decoder group left"})
 	}
 	slices.SortFunc(step.Delete, func(a, b PodRef) int {
 		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Role, b.Role), cmp.Compare(a.Worker, b.Worker),

@@ -60,7 +60,7 @@ func TestNextRouters(t *testing.T) {
 			rp:   rp("B", live("A", "B")),
 			pods: []Pod{single(0, "r1", pairedTo("A")), single(1, "r1", pairedTo("B"), notReady)},
 			want: want{ready: 1}},
-		{name: "the old pairing has no group left: its routers go", replicas: 1,
+		{name: "the old pairing has no prefill or no decode group left: its routers go", replicas: 1,
 			rp:   rp("B", live("B")),
 			pods: []Pod{single(0, "r1", pairedTo("A")), single(1, "r1", pairedTo("B")), single(2, "r1", pairedTo("A"), notReady)},
 			want: want{deletes: []string{"e-0/PairingGone", "e-2/PairingGone"}, ready: 1}},
@@ -119,7 +119,8 @@ func clearRev(ids []PodID) []PodID {
 	return ids
 }
 
-func TestLivePairings(t *testing.T) {
-	got := LivePairings(map[string]Range{"A": {Live: 1}, "B": {}}, map[string]Range{"B": {Live: 0}, "C": {Live: 2}})
-	assert.Equal(t, live("A", "C"), got)
+func TestLivePairs(t *testing.T) {
+	got := LivePairs(map[string]Range{"A": {Live: 1}, "B": {Live: 1}, "C": {}, "D": {Live: 2}},
+		map[string]Range{"A": {Live: 3}, "B": {Live: 0}, "C": {Live: 2}})
+	assert.Equal(t, live("A"), got, "a pairing with no live prefill or no live decode group has nothing to route")
 }

@@ -62,7 +62,7 @@ func pairingOf(revs map[string]string) string {
 // nil without a decoder. The engine is planned first, against the
 // decoder's pods as they are; the decoder against the engine's step
 // (enginePairs); the router per pairing, keeping the routers of every
-// pairing the engine's or the decoder's pods still have live groups of.
+// pairing the engine's and the decoder's pods both have live groups of.
 func (c *Controller) pairFor(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology, t merge.ComponentTopology,
 	revs map[string]string, pods []*corev1.Pod, enginePairs map[string]plan.Range) *plan.Pair {
 	pairing := pairingOf(revs)
@@ -70,7 +70,7 @@ func (c *Controller) pairFor(isvc *v1beta1.InferenceService, topo []merge.Compon
 		return nil
 	}
 	if t.Component == v1beta1.ComponentRouter {
-		return plan.RouterPair(pairing, plan.LivePairings(c.roleRanges(isvc, topo, revs, pods, v1beta1.ComponentEngine),
+		return plan.RouterPair(pairing, plan.LivePairs(c.roleRanges(isvc, topo, revs, pods, v1beta1.ComponentEngine),
 			c.roleRanges(isvc, topo, revs, pods, v1beta1.ComponentDecoder)))
 	}
 	p := &plan.Pair{Pairing: pairing, Prefill: t.Component == v1beta1.ComponentEngine, Ratio: isvc.Spec.PrefillDecodeRatio}

@@ -87,7 +87,7 @@ func TestSetPairings(t *testing.T) {
 
 // TestRouterPair: the router of a prefill/decode service is planned per
 // pairing (plan rule 12), knowing the pairings the engine's and the
-// decoder's pods have live groups of; without a decoder it is planned
+// decoder's pods both have live groups of; without a decoder it is planned
 // as before.
 func TestRouterPair(t *testing.T) {
 	isvc := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}}
@@ -105,15 +105,16 @@ func TestRouterPair(t *testing.T) {
 		return p
 	}
 	pods := []*corev1.Pod{
-		pod(v1beta1.ComponentEngine, 0, "old", false), pod(v1beta1.ComponentDecoder, 0, "older", true),
-		pod(v1beta1.ComponentDecoder, 1, "newer", false), pod(v1beta1.ComponentRouter, 0, "old", false),
+		pod(v1beta1.ComponentEngine, 0, "old", false), pod(v1beta1.ComponentDecoder, 0, "old", false),
+		pod(v1beta1.ComponentEngine, 1, "older", false), pod(v1beta1.ComponentDecoder, 1, "older", true),
+		pod(v1beta1.ComponentDecoder, 2, "newer", false), pod(v1beta1.ComponentRouter, 0, "old", false),
 	}
 	c := &Controller{}
 	got := c.pairFor(isvc, topo, topo[2], revs, pods, nil)
 	require.NotNil(t, got)
 	assert.True(t, got.Router)
 	assert.Equal(t, merge.Pairing("e2", "d2"), got.Pairing)
-	assert.Equal(t, map[string]bool{"old": true, "newer": true}, got.Live, "a terminating group is not live")
+	assert.Equal(t, map[string]bool{"old": true}, got.Live, "pairings with a live prefill and a live decode (a terminating group is not live)")
 
 	assert.Nil(t, c.pairFor(isvc, []merge.ComponentTopology{topo[0], topo[2]}, topo[2], map[string]string{v1beta1.ComponentEngine: "e2"}, pods, nil))
 }
