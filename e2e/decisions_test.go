@@ -495,13 +495,14 @@ func TestDecisionModelMustFitItsGroup(t *testing.T) {
 	assert.Equal(t, "nvidia-h100-80gb", classOf(h100))
 
 	const numbers = "does not hold the model: needs ≥ 486 GB, group has 8 × 40 GiB (343.6 GB; 405B parameters × 1 byte (fp8) × 1.2 headroom)"
-	for _, s := range []*v1beta1.InferenceService{
-		byAnnotation("a100-annotation", "nvidia-a100-40gb"),
-		byPreference("a100-preferred", "nvidia-a100-40gb"),
+	for s, at := range map[*v1beta1.InferenceService]string{
+		byAnnotation("a100-annotation", "nvidia-a100-40gb"): "metadata.annotations[ome.io/accelerator-class]: ",
+		byPreference("a100-preferred", "nvidia-a100-40gb"):  "spec.acceleratorSelector.preferredClasses[0]: ",
 	} {
 		out, err := kubectl(t, isvcManifest(t, s), "apply", "--server-side", "-f", "-")
 		require.Error(t, err, "%s on 8 × A100-40GB was admitted:\n%s", s.Name, out)
-		assert.Contains(t, out, "denied", s.Name)
+		assert.Contains(t, out, `The InferenceService "`+s.Name+`" is invalid`, s.Name)
+		assert.Contains(t, out, at, "the cause is at the field that named the class")
 		assert.Contains(t, out, "nvidia-a100-40gb", s.Name)
 		assert.Contains(t, out, numbers, s.Name)
 		assertNotStored(t, ns, s.Name)

@@ -264,7 +264,8 @@ func TestOutOfBoxRuntimesNeverConflict(t *testing.T) {
 }
 
 // A service that matches no runtime is denied at kubectl apply, listing
-// every candidate runtime with its reason.
+// every candidate runtime with its reason, each a status cause at the
+// service's field that made it lose (kubectl prints the causes).
 func TestUnresolvableServiceListsEveryRuntime(t *testing.T) {
 	ensureOutOfBox(t)
 	ns := e2eutil.Namespace(t, env.Kube, "e2e-nomatch")
@@ -285,10 +286,10 @@ spec:
 `
 	out, err := kubectl(t, strings.ReplaceAll(model, "NS", ns), "apply", "--server-side", "-f", "-")
 	require.Error(t, err, out)
-	assert.Contains(t, out, `admission webhook "inferenceservices.validate.ome.io" denied the request`)
-	assert.Contains(t, out, "no runtime can serve BaseModel/llama-huge")
+	assert.Contains(t, out, `The InferenceService "huge" is invalid`)
+	assert.Contains(t, out, "spec.runtime.name: Invalid value: no runtime can serve BaseModel/llama-huge")
 	for _, rt := range []string{"ClusterServingRuntime/srt-llama-3-1-70b-instruct-rt", "ClusterServingRuntime/vllm-llama-3-1-405b-instruct-fp8-rt", "ClusterServingRuntime/srt-llama-3-2-1b-instruct-rt"} {
-		assert.Contains(t, out, rt+":", "every Llama runtime is listed with its reason")
+		assert.Contains(t, out, "spec.model.name: Invalid value: "+rt+": ", "every Llama runtime is listed with its reason, at the model it cannot serve")
 	}
 	_, err = berthClient(t).OmeV1beta1().InferenceServices(ns).Get(ctxT(t, 10*time.Second), "huge", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "nothing was stored")

@@ -91,7 +91,8 @@ func TestPolicyAwareSelection(t *testing.T) {
 				Candidates: []string{
 					"AcceleratorClass/nvidia-a100-80gb: does not hold the model: needs ≥ 480 GB, group has 4 × 80 GiB (343.6 GB; 200B parameters × 2 bytes (unquantized) × 1.2 headroom)",
 					"AcceleratorClass/nvidia-h100-80gb: forbidden by ServingPolicy/team-a: not in nvidia-a100-*",
-				}}},
+				},
+				Service: "InferenceService team-a/chat", Field: "spec.acceleratorSelector", CandidateFields: []string{"spec.model.name", "spec.acceleratorSelector"}}},
 		{name: "a class above maxCostPerHour loses, the cheaper one wins", policies: []*v1alpha1.ServingPolicy{MakePolicy("cost").MaxCost("30").Obj()}, ns: "team-a", size: "70B",
 			want: "nvidia-a100-80gb", explain: "AcceleratorClass/nvidia-h100-80gb: forbidden by ServingPolicy/cost: would cost 40.96/hour (8 × 5.12/hour), above the maximum of 30/hour"},
 		{name: "the namespace budget leaves room for the smaller group", policies: []*v1alpha1.ServingPolicy{MakePolicy("gpu-budget").MaxPerNamespace(16).Obj()}, ns: "team-a", size: "70B",

@@ -191,29 +191,33 @@ func (x *Index) classRequestLocked(cr *classRequest, isvc *v1beta1.InferenceServ
 	}
 	cr.req.finish()
 	if len(cr.req.errs) > 0 {
-		return &Error{Code: CodeInvalidAcceleratorRequest, Reason: cr.svc() + ": invalid accelerator requirements: " + strings.Join(cr.req.errs, "; ")}
+		return &Error{Code: CodeInvalidAcceleratorRequest, Service: cr.svc(), Field: fieldSelector + ".requiredCapabilities", Reason: cr.svc() + ": invalid accelerator requirements: " + strings.Join(cr.req.errs, "; ")}
 	}
-	strategyFrom := "spec.acceleratorSelector.strategy"
+	strategyFrom, strategyField := fieldStrategy, fieldStrategy
 	if s, ok := isvc.Annotations[v1beta1.AnnotationSelectionStrategy]; ok && s != "" {
-		cr.strategy, strategyFrom = v1beta1.AcceleratorSelectionStrategy(s), "annotation "+v1beta1.AnnotationSelectionStrategy
+		cr.strategy, strategyFrom, strategyField = v1beta1.AcceleratorSelectionStrategy(s), "annotation "+v1beta1.AnnotationSelectionStrategy, fieldStrategyAnnotation
 	}
 	switch cr.strategy {
 	case v1beta1.StrategyPerformance, v1beta1.StrategyCost, v1beta1.StrategyBalanced:
 	default:
-		return &Error{Code: CodeInvalidAcceleratorRequest, Reason: cr.svc() + ": " + strategyFrom + ": " + quote(string(cr.strategy)) + " is not performance, cost or balanced"}
+		return &Error{Code: CodeInvalidAcceleratorRequest, Service: cr.svc(), Field: strategyField, Reason: cr.svc() + ": " + strategyFrom + ": " + quote(string(cr.strategy)) + " is not performance, cost or balanced"}
 	}
 	cr.annotated = strings.TrimSpace(isvc.Annotations[v1beta1.AnnotationAcceleratorClass])
 	var missing []string
+	at := "" // the first field naming a missing class
 	if cr.annotated != "" && x.classes[cr.annotated] == nil {
-		missing = append(missing, "annotation "+v1beta1.AnnotationAcceleratorClass+" names AcceleratorClass "+quote(cr.annotated)+", which does not exist")
+		missing, at = append(missing, "annotation "+v1beta1.AnnotationAcceleratorClass+" names AcceleratorClass "+quote(cr.annotated)+", which does not exist"), fieldClassAnnotation
 	}
 	for i, p := range cr.preferred {
 		if x.classes[p] == nil {
 			missing = append(missing, "spec.acceleratorSelector.preferredClasses["+strconv.Itoa(i)+"] names AcceleratorClass "+quote(p)+", which does not exist")
+			if at == "" {
+				at = preferredField(i)
+			}
 		}
 	}
 	if len(missing) > 0 {
-		return &Error{Code: CodeAcceleratorClassNotFound, Reason: cr.svc() + ": " + strings.Join(missing, "; ") + "; create it or fix the name (kubectl get acceleratorclasses)"}
+		return &Error{Code: CodeAcceleratorClassNotFound, Service: cr.svc(), Field: at, Reason: cr.svc() + ": " + strings.Join(missing, "; ") + "; create it or fix the name (kubectl get acceleratorclasses)"}
 	}
 	cr.supportedList = "all classes"
 	if len(cr.supported) > 0 {
@@ -249,7 +253,7 @@ func (x *Index) selectClassLocked(isvc *v1beta1.InferenceService, rt *runtimeEnt
 		requiresClass := len(cr.supported) > 0 || (cr.reqs != nil && cr.reqs.RequiredCapabilities != nil) ||
 			(isvc.Spec.AcceleratorSelector != nil && isvc.Spec.AcceleratorSelector.RequiredCapabilities != nil)
 		if requiresClass {
-			return nil, &Error{Code: CodeNoAcceleratorClass, Reason: cr.svc() + ": " + rt.ref + " requires an AcceleratorClass but the cluster has none; create AcceleratorClasses for its accelerators"}
+			return nil, &Error{Code: CodeNoAcceleratorClass, Service: cr.svc(), Field: fieldSelector, Reason: cr.svc() + ": " + rt.ref + " requires an AcceleratorClass but the cluster has none; create AcceleratorClasses for its accelerators"}
 		}
 		ch := &classChoice{available: cr.nd.perPod == 0, chosenBy: ChosenByNoClasses}
 		if cr.nd.perPod > 0 {
@@ -397,13 +401,13 @@ func byName(cands []*classEval, n string) *classEval {
 func pickAnnotated(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	ce := byName(cands, cr.annotated)
 	if ce == nil {
-		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is not supported by " + cr.rt.ref + " (supportedClasses: " + cr.supportedList + "); choose one of those or another runtime"}
+		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Service: cr.svc(), Field: fieldClassAnnotation, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is not supported by " + cr.rt.ref + " (supportedClasses: " + cr.supportedList + "); choose one of those or another runtime"}
 	}
 	if ce.policy != "" {
-		return classPick{}, &Error{Code: CodeForbiddenByPolicy, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is " + whyNot(cr, ce) + "; choose an allowed class or remove the annotation to auto-select one"}
+		return classPick{}, &Error{Code: CodeForbiddenByPolicy, Service: cr.svc(), Field: fieldClassAnnotation, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " is " + whyNot(cr, ce) + "; choose an allowed class or remove the annotation to auto-select one"}
 	}
 	if !ce.qualifies() {
-		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " does not qualify: " + whyNot(cr, ce)}
+		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Service: cr.svc(), Field: fieldClassAnnotation, Reason: cr.svc() + ": annotation " + v1beta1.AnnotationAcceleratorClass + ": AcceleratorClass " + cr.annotated + " does not qualify: " + whyNot(cr, ce)}
 	}
 	return classPick{winner: ce, mode: modeAnnotation}, nil
 }
@@ -412,27 +416,31 @@ func pickAnnotated(cr *classRequest, cands []*classEval) (classPick, *Error) {
 // available one before one without room.
 func pickPreferred(cr *classRequest, cands []*classEval) (classPick, *Error) {
 	var winner *classEval
-	var why, forbidden []string
-	for _, p := range cr.preferred {
+	var why []lossLine
+	var forbidden []string
+	for i, p := range cr.preferred {
 		ce := byName(cands, p)
 		if ce != nil && ce.policy != "" && ce.servable() {
 			forbidden = appendUnique(forbidden, ce.policy)
 		}
 		switch {
 		case ce == nil:
-			why = append(why, "AcceleratorClass/"+p+": not supported by "+cr.rt.ref+" (supportedClasses: "+cr.supportedList+")")
+			why = append(why, lossLine{"AcceleratorClass/" + p + ": not supported by " + cr.rt.ref + " (supportedClasses: " + cr.supportedList + ")", preferredField(i)})
 		case !ce.qualifies():
-			why = append(why, "AcceleratorClass/"+p+": "+whyNot(cr, ce))
+			why = append(why, lossLine{"AcceleratorClass/" + p + ": " + whyNot(cr, ce), preferredField(i)})
 		case winner == nil || (ce.available && !winner.available):
 			winner = ce
 		}
 	}
 	if winner == nil {
-		sort.Strings(why)
+		lines, fields := sortLosses(why)
+		err := &Error{Code: CodeAcceleratorClassNotQualified, Service: cr.svc(), Field: fieldPreferred, Candidates: lines, CandidateFields: fields,
+			Reason: cr.svc() + ": no class in spec.acceleratorSelector.preferredClasses fits; relax requiredCapabilities or list another class"}
 		if len(forbidden) > 0 {
-			return classPick{}, &Error{Code: CodeForbiddenByPolicy, Reason: cr.svc() + ": no class in spec.acceleratorSelector.preferredClasses fits and is allowed (forbidden by " + strings.Join(forbidden, ", ") + "); list an allowed class", Candidates: dedupSorted(why)}
+			err.Code = CodeForbiddenByPolicy
+			err.Reason = cr.svc() + ": no class in spec.acceleratorSelector.preferredClasses fits and is allowed (forbidden by " + strings.Join(forbidden, ", ") + "); list an allowed class"
 		}
-		return classPick{}, &Error{Code: CodeAcceleratorClassNotQualified, Reason: cr.svc() + ": no class in spec.acceleratorSelector.preferredClasses fits; relax requiredCapabilities or list another class", Candidates: dedupSorted(why)}
+		return classPick{}, err
 	}
 	return classPick{winner: winner, mode: modePreferred}, nil
 }
@@ -465,23 +473,29 @@ func pickRanked(cr *classRequest, cands []*classEval, m *modelEntry, isvc *v1bet
 }
 
 func noClassError(cr *classRequest, cands []*classEval) *Error {
-	var why, forbidden []string
+	var why []lossLine
+	var forbidden []string
 	for _, ce := range cands {
-		why = append(why, "AcceleratorClass/"+ce.c.name+": "+whyNot(cr, ce))
+		why = append(why, lossLine{"AcceleratorClass/" + ce.c.name + ": " + whyNot(cr, ce), classLossField(cr, ce)})
 		if ce.policy != "" && ce.servable() {
 			forbidden = appendUnique(forbidden, ce.policy)
 		}
 	}
-	sort.Strings(why)
+	lines, fields := sortLosses(why)
+	err := &Error{Code: CodeNoAcceleratorClass, Service: cr.svc(), Field: fieldSelector, Candidates: lines, CandidateFields: fields}
 	if len(forbidden) > 0 {
 		sort.Strings(forbidden)
-		return &Error{Code: CodeForbiddenByPolicy, Reason: cr.svc() + ": every AcceleratorClass that could serve it with " + cr.rt.ref + " is forbidden by " + strings.Join(forbidden, ", ") + "; ask the cluster admin, or change the service to fit an allowed class", Candidates: why}
+		err.Code = CodeForbiddenByPolicy
+		err.Reason = cr.svc() + ": every AcceleratorClass that could serve it with " + cr.rt.ref + " is forbidden by " + strings.Join(forbidden, ", ") + "; ask the cluster admin, or change the service to fit an allowed class"
+		return err
 	}
 	reason := cr.svc() + ": no AcceleratorClass qualifies for " + cr.rt.ref
 	if len(cands) == 0 {
 		reason = cr.svc() + ": " + cr.rt.ref + " spec.acceleratorRequirements.supportedClasses names no existing AcceleratorClass (" + cr.supportedList + ")"
+		err.Field = fieldRuntimeName // the runtime's list: name another runtime
 	}
-	return &Error{Code: CodeNoAcceleratorClass, Reason: reason + "; relax the requirements or add a class that meets them", Candidates: why}
+	err.Reason = reason + "; relax the requirements or add a class that meets them"
+	return err
 }
 
 // explainClasses writes one line per losing class. All lines share one
@@ -544,16 +558,6 @@ func needText(c *classEntry, nd need) string {
 		s = strconv.FormatInt(nd.groups, 10) + " group(s) × " + s
 	}
 	return s
-}
-
-func dedupSorted(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // betterScored: available first, then the higher score, then the name.

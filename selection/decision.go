@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
 
@@ -59,12 +61,25 @@ func (d *Decision) AcceleratorClassName() string {
 
 // Error is returned when nothing can be resolved. Reason names the service,
 // what was asked and the fix; Candidates has one sorted line per candidate
-// and why it failed.
+// and why it failed. Field and CandidateFields say where in the
+// InferenceService each is (Errors).
 type Error struct {
 	// Code says what kind of failure it is (a Code* constant), for metrics.
 	Code       string
 	Reason     string
 	Candidates []string
+	// Service is how Reason names the service ("InferenceService ns/name"),
+	// "" when it names none. Failures build it afresh (serviceRef): storing
+	// a string the success path also uses would move it to the heap on
+	// every decision (BenchmarkSelect's allocs/op).
+	Service string
+	// Field is the path of the service's field the failure is about
+	// (spec.model.name, spec.runtime.name, ...; see the package doc), ""
+	// for none.
+	Field string
+	// CandidateFields[i] is the path of the service's field that made
+	// Candidates[i] lose; "" or missing: Field.
+	CandidateFields []string
 }
 
 func (e *Error) Error() string {
@@ -79,6 +94,36 @@ func (e *Error) Error() string {
 		b.WriteString(c)
 	}
 	return b.String()
+}
+
+// Errors is the error as a field.ErrorList: the reason at Field, then one
+// error per candidate at its field, its line (name and why it lost) as the
+// detail. Each is Invalid without a value: its detail says what is wrong.
+// The reason's detail leaves out the service and the field, which the
+// error names already.
+func (e *Error) Errors() field.ErrorList {
+	reason := strings.TrimPrefix(e.Reason, e.Service+": ")
+	if e.Service == "" {
+		reason = e.Reason
+	}
+	if e.Field != "" {
+		reason = strings.TrimPrefix(reason, e.Field+": ")
+	}
+	out := make(field.ErrorList, 0, 1+len(e.Candidates))
+	out = append(out, invalidAt(e.Field, reason))
+	for i, c := range e.Candidates {
+		at := e.Field
+		if i < len(e.CandidateFields) && e.CandidateFields[i] != "" {
+			at = e.CandidateFields[i]
+		}
+		out = append(out, invalidAt(at, c))
+	}
+	return out
+}
+
+// invalidAt is an Invalid error at path at, without a value.
+func invalidAt(at, detail string) *field.Error {
+	return &field.Error{Type: field.ErrorTypeInvalid, Field: at, BadValue: field.OmitValueType{}, Detail: detail}
 }
 
 // Select resolves model, runtime and AcceleratorClass for an
@@ -168,10 +213,10 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 	case KindClusterServingRuntime:
 		e = x.runtimes[objKey("", runtimeName)]
 	default:
-		return nil, &Error{Code: CodeInvalidInput, Reason: svc + ": the pinned runtime's kind " + quote(runtimeKind) + " is not ServingRuntime or ClusterServingRuntime; " + decideAgain}
+		return nil, &Error{Code: CodeInvalidInput, Service: serviceRef(isvc), Field: fieldPinnedRuntime, Reason: svc + ": the pinned runtime's kind " + quote(runtimeKind) + " is not ServingRuntime or ClusterServingRuntime; " + decideAgain}
 	}
 	if e == nil {
-		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned runtime " + runtimeKind + "/" + runtimeName + " no longer exists; recreate it, or " + decideAgain}
+		return nil, &Error{Code: CodePinnedObjectMissing, Service: serviceRef(isvc), Field: fieldPinnedRuntime, Reason: svc + ": pinned runtime " + runtimeKind + "/" + runtimeName + " no longer exists; recreate it, or " + decideAgain}
 	}
 	d := &Decision{
 		Model:    m.model,
@@ -195,7 +240,7 @@ func (x *Index) Resolve(isvc *v1beta1.InferenceService, runtimeKind, runtimeName
 	d.ClassChosenBy = ChosenByPin
 	c := x.classes[className]
 	if c == nil {
-		return nil, &Error{Code: CodePinnedObjectMissing, Reason: svc + ": pinned AcceleratorClass " + quote(className) + " no longer exists; recreate it, or " + decideAgain}
+		return nil, &Error{Code: CodePinnedObjectMissing, Service: serviceRef(isvc), Field: fieldPinnedClass, Reason: svc + ": pinned AcceleratorClass " + quote(className) + " no longer exists; recreate it, or " + decideAgain}
 	}
 	d.AcceleratorClass = c.obj
 	var nodeSel map[string]string

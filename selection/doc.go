@@ -208,6 +208,42 @@
 // The gate counts only the engine (ClassUse); admission checks the whole
 // composed service afterwards (policy.Set.CheckService).
 //
+// # Errors: the service's fields
+//
+// A failure is an *Error: Error() is the text (the reason, then one line
+// per candidate and why it lost), Code its kind (see Metrics), and Errors()
+// the same as a field.ErrorList of the InferenceService: the reason at
+// Error.Field, then each candidate, its line whole, at the field that made
+// it lose (Error.CandidateFields). Each is Invalid without a value. The
+// fields:
+//
+//   - the model: spec.model.name (spec.model when none is named,
+//     spec.model.kind for an unknown kind, spec.predictor.model for a
+//     KServe predictor's inline format);
+//   - the runtime: spec.runtime.name (spec.runtime.kind for an unknown
+//     kind), also when auto-selection finds none; when no runtime lists the
+//     model's format at all, the model's field;
+//   - the class: annotation ome.io/accelerator-class
+//     (metadata.annotations[ome.io/accelerator-class]),
+//     spec.acceleratorSelector.preferredClasses, the strategy's annotation
+//     or field, spec.acceleratorSelector.requiredCapabilities for invalid
+//     requirements, spec.acceleratorSelector otherwise; spec.runtime.name
+//     when the runtime's supportedClasses name no existing class;
+//   - Resolve's pins: metadata.annotations[ome.io/resolved-runtime] and
+//     [ome.io/resolved-accelerator-class].
+//
+// A losing runtime is at the model's field when it does not serve the
+// model (format, framework, versions, architecture, quantization, size),
+// at spec.protocolVersion when it does not serve the protocol, and at
+// spec.runtime.name otherwise (disabled, an entry of its own that does not
+// parse, no autoSelect, forbidden by a Gate, outranked): naming a runtime
+// is the service's way past those. A losing class is at its
+// preferredClasses entry when that entry named it; otherwise at the field
+// of the first reason its line gives: spec.acceleratorSelector for a
+// policy or an unmet requirement or constraint, spec.runtime.name for a
+// vendor the runtime has no configuration for, the model's field for a
+// group that does not hold the model.
+//
 // # Metrics
 //
 // selection keeps no counters: Select also runs for dry checks (the

@@ -270,7 +270,8 @@ func (f *formatEntry) mismatch(m *modelEntry) why {
 // compat is how one runtime relates to one model, independent of autoSelect.
 type compat struct {
 	ok     bool
-	reason why // why not, when !ok
+	reason why    // why not, when !ok
+	on     lossOn // the service's field reason is about
 	// sizeUnknown: everything matches but the model declares no size and
 	// the runtime has a range. A named runtime is used anyway (with a
 	// warning); auto-selection cannot rank the range and leaves it out.
@@ -288,11 +289,12 @@ func (e *runtimeEntry) check(m *modelEntry, proto v1beta1.ProtocolVersion) compa
 	var c compat
 	var first why // the common case, one failing entry, needs no slice
 	var reasons []string
-	matched := false
+	matched, modelMiss := false, false
 	for i := range e.formats {
 		f := &e.formats[i]
 		if r := f.mismatch(m); !r.empty() {
 			if f.name == m.formatName || f.err != "" {
+				modelMiss = modelMiss || f.err == ""
 				// f.err already names its field; other reasons get the entry.
 				prefix := f.prefix
 				if f.err != "" {
@@ -316,6 +318,11 @@ func (e *runtimeEntry) check(m *modelEntry, proto v1beta1.ProtocolVersion) compa
 		}
 	}
 	if !matched {
+		// The model's format, versions, architecture or quantization; an
+		// entry of the runtime's own that does not parse is the runtime's.
+		if modelMiss || first.empty() {
+			c.on = lossOnModel
+		}
 		switch {
 		case first.empty():
 			c.reason = because("serves no format ", m.model.Spec.ModelFormat.Name)
@@ -328,16 +335,23 @@ func (e *runtimeEntry) check(m *modelEntry, proto v1beta1.ProtocolVersion) compa
 		}
 		return c
 	}
+	e.checkServes(&c, m, proto)
+	return c
+}
+
+// checkServes completes check for a runtime with an entry that matches the
+// model: its size range holds the model's size, and it serves the protocol.
+func (e *runtimeEntry) checkServes(c *compat, m *modelEntry, proto v1beta1.ProtocolVersion) {
 	if e.sizeErr != "" {
 		c.reason = because(e.sizeErr)
-		return c
+		return
 	}
 	if e.sizes.set() {
 		if m.model.Size == 0 {
 			c.sizeUnknown = true
 		} else if !e.sizes.contains(m.model.Size) {
-			c.reason = because("model size ", m.sizeText, " is outside ", e.sizesText)
-			return c
+			c.reason, c.on = because("model size ", m.sizeText, " is outside ", e.sizesText), lossOnModel
+			return
 		}
 	}
 	served := false
@@ -348,15 +362,14 @@ func (e *runtimeEntry) check(m *modelEntry, proto v1beta1.ProtocolVersion) compa
 		}
 	}
 	if !served {
-		c.reason, c.sizeUnknown = because("does not serve protocol ", string(proto), " (serves ", e.protocolText, ")"), false
-		return c
+		c.reason, c.sizeUnknown, c.on = because("does not serve protocol ", string(proto), " (serves ", e.protocolText, ")"), false, lossOnProtocol
+		return
 	}
 	if c.sizeUnknown {
-		c.reason = because("model declares no modelParameterSize but the runtime serves ", e.sizesText)
-		return c
+		c.reason, c.on = because("model declares no modelParameterSize but the runtime serves ", e.sizesText), lossOnModel
+		return
 	}
 	c.ok = true
-	return c
 }
 
 func protocolList(ps []v1beta1.ProtocolVersion) string {

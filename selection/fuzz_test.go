@@ -194,8 +194,25 @@ func outcome(d *Decision, err error) string {
 		d.Model.Ref(), d.RuntimeRef(), d.Runtime.AutoSelected, d.AcceleratorClassName(), d.AcceleratorAvailable, d.Protocol, d.Explanation, d.Warnings)
 }
 
-// FuzzSelect: no panic on any snapshot, and the same decision whatever
-// order the objects arrived in.
+// requireErrorsWithPaths: a selection error is an *Error whose Errors()
+// has the reason, then every candidate's line whole, each at a path of
+// the service.
+func requireErrorsWithPaths(t *testing.T, err error) {
+	t.Helper()
+	se, ok := err.(*Error)
+	require.True(t, ok, "%T is not *Error", err)
+	errs := se.Errors()
+	require.Len(t, errs, 1+len(se.Candidates))
+	for i, e := range errs {
+		require.NotEmpty(t, e.Field, "error %d has no path: %q", i, e.Detail)
+		if i > 0 {
+			require.Equal(t, se.Candidates[i-1], e.Detail)
+		}
+	}
+}
+
+// FuzzSelect: no panic on any snapshot, the same decision whatever order
+// the objects arrived in, and a failure's errors each at a path.
 func FuzzSelect(f *testing.F) {
 	for _, seed := range [][]byte{
 		nil,
@@ -219,6 +236,10 @@ func FuzzSelect(f *testing.F) {
 		db, errB := b.Select(svc)
 		require.Equal(t, before, svc, "Select must not mutate the service")
 		require.Equal(t, outcome(da, errA), outcome(db, errB))
+		if errA != nil {
+			requireErrorsWithPaths(t, errA)
+			require.Equal(t, errA.(*Error).Errors(), errB.(*Error).Errors(), "the same paths whatever the order")
+		}
 		if errA == nil {
 			require.True(t, sort.StringsAreSorted(da.Explanation), "explanation is sorted")
 			// A decision can always be re-read from its pin.

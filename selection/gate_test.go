@@ -103,23 +103,27 @@ func TestSelectWithGate(t *testing.T) {
 				Candidates: []string{
 					"AcceleratorClass/nvidia-a100-80gb: does not hold the model: needs ≥ 480 GB, group has 4 × 80 GiB (343.6 GB; 200B parameters × 2 bytes (unquantized) × 1.2 headroom)",
 					"AcceleratorClass/nvidia-h100-80gb: forbidden by ServingPolicy/team-a: not in nvidia-a100-*",
-				}}},
+				},
+				Service: "InferenceService team/svc", Field: "spec.acceleratorSelector", CandidateFields: []string{"spec.model.name", "spec.acceleratorSelector"}}},
 		{name: "a forbidden class that would not serve either is not the policy's doing", model: "400B", svc: isvc("m", perf), gate: onlyA100,
 			err: &Error{Code: CodeNoAcceleratorClass,
 				Reason: "InferenceService team/svc: no AcceleratorClass qualifies for ClusterServingRuntime/rt; relax the requirements or add a class that meets them",
 				Candidates: []string{
 					"AcceleratorClass/nvidia-a100-80gb: does not hold the model: needs ≥ 960 GB, group has 4 × 80 GiB (343.6 GB; 400B parameters × 2 bytes (unquantized) × 1.2 headroom)",
 					"AcceleratorClass/nvidia-h100-80gb: forbidden by ServingPolicy/team-a: not in nvidia-a100-*; does not hold the model: needs ≥ 960 GB, group has 8 × 80 GiB (687.2 GB; 400B parameters × 2 bytes (unquantized) × 1.2 headroom)",
-				}}},
+				},
+				Service: "InferenceService team/svc", Field: "spec.acceleratorSelector", CandidateFields: []string{"spec.model.name", "spec.acceleratorSelector"}}},
 		{name: "a budget makes the bigger group lose", model: "70B", svc: isvc("m", perf), gate: &fakeGate{policy: "ServingPolicy/budget", maxUse: 4}, want: "nvidia-a100-80gb",
 			explain: []string{"AcceleratorClass/nvidia-h100-80gb: forbidden by ServingPolicy/budget: too many"}},
 		{name: "the annotation names a forbidden class", model: "70B", svc: isvc("m", withAnnotation(v1beta1.AnnotationAcceleratorClass, "nvidia-h100-80gb")), gate: onlyA100,
 			err: &Error{Code: CodeForbiddenByPolicy,
-				Reason: "InferenceService team/svc: annotation ome.io/accelerator-class: AcceleratorClass nvidia-h100-80gb is forbidden by ServingPolicy/team-a: not in nvidia-a100-*; choose an allowed class or remove the annotation to auto-select one"}},
+				Reason:  "InferenceService team/svc: annotation ome.io/accelerator-class: AcceleratorClass nvidia-h100-80gb is forbidden by ServingPolicy/team-a: not in nvidia-a100-*; choose an allowed class or remove the annotation to auto-select one",
+				Service: "InferenceService team/svc", Field: "metadata.annotations[ome.io/accelerator-class]"}},
 		{name: "preferred classes all forbidden", model: "70B", svc: isvc("m", withSelector(v1beta1.AcceleratorSelector{PreferredClasses: []string{"nvidia-h100-80gb"}})), gate: onlyA100,
 			err: &Error{Code: CodeForbiddenByPolicy,
 				Reason:     "InferenceService team/svc: no class in spec.acceleratorSelector.preferredClasses fits and is allowed (forbidden by ServingPolicy/team-a); list an allowed class",
-				Candidates: []string{"AcceleratorClass/nvidia-h100-80gb: forbidden by ServingPolicy/team-a: not in nvidia-a100-*"}}},
+				Candidates: []string{"AcceleratorClass/nvidia-h100-80gb: forbidden by ServingPolicy/team-a: not in nvidia-a100-*"},
+				Service:    "InferenceService team/svc", Field: "spec.acceleratorSelector.preferredClasses", CandidateFields: []string{"spec.acceleratorSelector.preferredClasses[0]"}}},
 		{name: "a forbidden preferred class falls through to an allowed one", model: "70B",
 			svc: isvc("m", withSelector(v1beta1.AcceleratorSelector{PreferredClasses: []string{"nvidia-h100-80gb", "nvidia-a100-80gb"}})), gate: onlyA100, want: "nvidia-a100-80gb"},
 	}
@@ -190,10 +194,12 @@ func TestSelectWithGateRuntimes(t *testing.T) {
 				Candidates: []string{
 					"ClusterServingRuntime/sglang: forbidden by ServingPolicy/rt: not in trt*",
 					"ClusterServingRuntime/vllm: forbidden by ServingPolicy/rt: not in trt*",
-				}}},
+				},
+				Service: "InferenceService team/svc", Field: "spec.runtime.name", CandidateFields: []string{"spec.runtime.name", "spec.runtime.name"}}},
 		{name: "the service names a forbidden runtime", svc: isvc("m", withRuntime("vllm", "")), gate: &fakeGate{policy: "ServingPolicy/rt", runtimes: "sg"},
 			err: &Error{Code: CodeForbiddenByPolicy,
-				Reason: "InferenceService team/svc: spec.runtime.name: ClusterServingRuntime/vllm is forbidden by ServingPolicy/rt: not in sg*; name an allowed runtime or remove spec.runtime to auto-select one"}},
+				Reason:  "InferenceService team/svc: spec.runtime.name: ClusterServingRuntime/vllm is forbidden by ServingPolicy/rt: not in sg*; name an allowed runtime or remove spec.runtime to auto-select one",
+				Service: "InferenceService team/svc", Field: "spec.runtime.name"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -220,12 +220,12 @@ func (x *Index) findModelLocked(isvc *v1beta1.InferenceService, pendingOK bool) 
 	if (ref == nil || ref.Name == "") && isvc.Spec.Predictor != nil && isvc.Spec.Predictor.Model != nil {
 		e := compileModel(KindPredictorModel, isvc.Namespace, isvc.Name, v1beta1.BaseModelSpec{ModelFormat: isvc.Spec.Predictor.Model.ModelFormat})
 		if e.err != "" {
-			return nil, &Error{Code: CodeModelInvalid, Reason: svc + ": spec.predictor.model: " + e.err}
+			return nil, &Error{Code: CodeModelInvalid, Service: serviceRef(isvc), Field: fieldPredictor, Reason: svc + ": spec.predictor.model: " + e.err}
 		}
 		return e, nil
 	}
 	if ref == nil || ref.Name == "" {
-		return nil, &Error{Code: CodeModelNotFound, Reason: svc + ": spec.model is required: set spec.model.name to a BaseModel in namespace " + quoteNS(isvc.Namespace) + " or a ClusterBaseModel"}
+		return nil, &Error{Code: CodeModelNotFound, Service: serviceRef(isvc), Field: fieldModel, Reason: svc + ": spec.model is required: set spec.model.name to a BaseModel in namespace " + quoteNS(isvc.Namespace) + " or a ClusterBaseModel"}
 	}
 	kind := ""
 	if ref.Kind != nil {
@@ -233,22 +233,22 @@ func (x *Index) findModelLocked(isvc *v1beta1.InferenceService, pendingOK bool) 
 	}
 	e, where, ok := x.lookupModelLocked(isvc.Namespace, ref.Name, kind)
 	if !ok {
-		return nil, &Error{Code: CodeInvalidInput, Reason: svc + ": spec.model.kind " + quote(kind) + " is not BaseModel or ClusterBaseModel"}
+		return nil, &Error{Code: CodeInvalidInput, Service: serviceRef(isvc), Field: fieldModelKind, Reason: svc + ": spec.model.kind " + quote(kind) + " is not BaseModel or ClusterBaseModel"}
 	}
 	if e == nil {
-		return nil, &Error{Code: CodeModelNotFound, Reason: svc + ": spec.model.name: " + where + "; create the model or fix the name"}
+		return nil, &Error{Code: CodeModelNotFound, Service: serviceRef(isvc), Field: fieldModelName, Reason: svc + ": spec.model.name: " + where + "; create the model or fix the name"}
 	}
 	if d := e.model.Spec.Disabled; d != nil && *d {
-		return nil, &Error{Code: CodeModelInvalid, Reason: svc + ": spec.model.name: " + e.model.Ref() + " is disabled; enable it or choose another model"}
+		return nil, &Error{Code: CodeModelInvalid, Service: serviceRef(isvc), Field: fieldModelName, Reason: svc + ": spec.model.name: " + e.model.Ref() + " is disabled; enable it or choose another model"}
 	}
 	if e.model.Pending != "" {
 		if pendingOK {
 			return e, nil
 		}
-		return nil, &Error{Code: CodeModelMetadataPending, Reason: pendingReason(isvc, e.model)}
+		return nil, &Error{Code: CodeModelMetadataPending, Service: serviceRef(isvc), Field: fieldModelName, Reason: pendingReason(isvc, e.model)}
 	}
 	if e.err != "" {
-		return nil, &Error{Code: CodeModelInvalid, Reason: svc + ": model " + e.err}
+		return nil, &Error{Code: CodeModelInvalid, Service: serviceRef(isvc), Field: fieldModelName, Reason: svc + ": model " + e.err}
 	}
 	return e, nil
 }

@@ -104,7 +104,6 @@ func requestedProtocol(isvc *v1beta1.InferenceService) v1beta1.ProtocolVersion {
 // the best auto-selectable one. Every other runtime that lists the model's
 // format gets one line saying why it lost.
 func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntry, proto v1beta1.ProtocolVersion, gate Gate) (*runtimeChoice, *Error) {
-	svc := serviceRef(isvc)
 	if ref := isvc.Spec.Runtime; ref != nil && ref.Name != "" {
 		return x.namedRuntimeLocked(isvc, ref, m, proto, gate)
 	}
@@ -130,7 +129,7 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 			}
 			switch {
 			case !c.ok:
-				sc.losers = append(sc.losers, runtimeLoser{e: e, why: c.reason, cand: -1})
+				sc.losers = append(sc.losers, runtimeLoser{e: e, why: c.reason, on: c.on, cand: -1})
 			case !c.autoSelect:
 				sc.losers = append(sc.losers, runtimeLoser{e: e, why: because("matches, but no matching supportedModelFormats entry has autoSelect: true (name it in spec.runtime to use it)"), cand: -1})
 			case policy != "":
@@ -158,24 +157,35 @@ func (x *Index) selectRuntimeLocked(isvc *v1beta1.InferenceService, m *modelEntr
 		}
 	}
 	if best < 0 {
-		lb := getLineBuf()
-		sc.writeTo(lb)
-		sc.release()
-		losers := lb.lines()
-		reason := svc + ": no runtime can serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + ")"
-		if len(forbidden) > 0 {
-			sort.Strings(forbidden)
-			reason += ": every runtime that could is forbidden by " + strings.Join(forbidden, ", ") + "; ask the cluster admin, or fix one of these runtimes"
-			return nil, &Error{Code: CodeForbiddenByPolicy, Reason: reason, Candidates: losers}
-		}
-		if len(losers) == 0 {
-			reason += ": no ServingRuntime in namespace " + quoteNS(isvc.Namespace) + " and no ClusterServingRuntime lists format " + m.model.Spec.ModelFormat.Name + "; create one with an autoSelect entry for it"
-		} else {
-			reason += "; fix one of these runtimes or name one in spec.runtime"
-		}
-		return nil, &Error{Code: CodeNoRuntime, Reason: reason, Candidates: losers}
+		return nil, noRuntimeError(isvc, m, proto, sc, forbidden)
 	}
 	return &runtimeChoice{e: sc.cands[best].e, autoSelected: true, scratch: sc}, nil
+}
+
+// noRuntimeError is auto-selection's failure: no runtime can serve the
+// model, one line per runtime that lists its format (sc, released here).
+func noRuntimeError(isvc *v1beta1.InferenceService, m *modelEntry, proto v1beta1.ProtocolVersion, sc *runtimeScratch, forbidden []string) *Error {
+	svc := serviceRef(isvc)
+	lb := getLineBuf()
+	sc.writeTo(lb)
+	fields := sc.fields(modelField(isvc))
+	sc.release()
+	losers := lb.lines()
+	reason := svc + ": no runtime can serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + ")"
+	err := &Error{Code: CodeNoRuntime, Service: serviceRef(isvc), Field: fieldRuntimeName, Candidates: losers, CandidateFields: fields}
+	switch {
+	case len(forbidden) > 0:
+		sort.Strings(forbidden)
+		reason += ": every runtime that could is forbidden by " + strings.Join(forbidden, ", ") + "; ask the cluster admin, or fix one of these runtimes"
+		err.Code = CodeForbiddenByPolicy
+	case len(losers) == 0:
+		reason += ": no ServingRuntime in namespace " + quoteNS(isvc.Namespace) + " and no ClusterServingRuntime lists format " + m.model.Spec.ModelFormat.Name + "; create one with an autoSelect entry for it"
+		err.Field = modelField(isvc) // no runtime serves the model's format
+	default:
+		reason += "; fix one of these runtimes or name one in spec.runtime"
+	}
+	err.Reason = reason
+	return err
 }
 
 // namedRuntimeLocked checks the runtime spec.runtime names: it must serve
@@ -189,11 +199,11 @@ func (x *Index) namedRuntimeLocked(isvc *v1beta1.InferenceService, ref *v1beta1.
 	}
 	c := e.check(m, proto)
 	if !c.ok && !c.sizeUnknown {
-		return nil, &Error{Code: CodeRuntimeIncompatible, Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason.String() + "; fix the runtime or remove spec.runtime to auto-select one"}
+		return nil, &Error{Code: CodeRuntimeIncompatible, Service: serviceRef(isvc), Field: fieldRuntimeName, Reason: svc + ": spec.runtime.name: " + e.ref + " cannot serve " + m.model.Ref() + " (" + m.describe() + ", protocol " + string(proto) + "): " + c.reason.String() + "; fix the runtime or remove spec.runtime to auto-select one"}
 	}
 	if gate != nil {
 		if policy, why := gate.Runtime(e.kind, e.name, e.labels, e.spec); policy != "" {
-			return nil, &Error{Code: CodeForbiddenByPolicy, Reason: svc + ": spec.runtime.name: " + e.ref + " is " + forbiddenWhy(policy, why) + "; name an allowed runtime or remove spec.runtime to auto-select one"}
+			return nil, &Error{Code: CodeForbiddenByPolicy, Service: serviceRef(isvc), Field: fieldRuntimeName, Reason: svc + ": spec.runtime.name: " + e.ref + " is " + forbiddenWhy(policy, why) + "; name an allowed runtime or remove spec.runtime to auto-select one"}
 		}
 	}
 	if c.sizeUnknown {
@@ -207,7 +217,8 @@ func (x *Index) namedRuntimeLocked(isvc *v1beta1.InferenceService, ref *v1beta1.
 type runtimeLoser struct {
 	e    *runtimeEntry
 	why  why
-	cand int // index in cands, -1 when the runtime did not match
+	on   lossOn // the service's field why is about
+	cand int    // index in cands, -1 when the runtime did not match
 }
 
 // runtimeScratch is the per-decision working set of auto-selection,
@@ -232,6 +243,18 @@ func (s *runtimeScratch) writeTo(lb *lineBuf) {
 	}
 }
 
+// fields is, per line writeTo writes, the service's field that made that
+// runtime lose (model: the service's model field).
+func (s *runtimeScratch) fields(model string) []string {
+	var out []string
+	for i := range s.losers {
+		if !s.losers[i].why.empty() {
+			out = append(out, s.losers[i].on.path(model))
+		}
+	}
+	return out
+}
+
 // release returns s to the pool (see classScratch.release on why stale
 // references are not cleared).
 func (s *runtimeScratch) release() {
@@ -253,10 +276,10 @@ func (x *Index) lookupRuntimeLocked(isvc *v1beta1.InferenceService, ref *v1beta1
 	}
 	e, where, ok := x.findRuntimeLocked(isvc.Namespace, ref.Name, kind)
 	if !ok {
-		return nil, &Error{Code: CodeInvalidInput, Reason: svc + ": spec.runtime.kind " + quote(kind) + " is not ServingRuntime or ClusterServingRuntime"}
+		return nil, &Error{Code: CodeInvalidInput, Service: serviceRef(isvc), Field: fieldRuntimeKind, Reason: svc + ": spec.runtime.kind " + quote(kind) + " is not ServingRuntime or ClusterServingRuntime"}
 	}
 	if e == nil {
-		return nil, &Error{Code: CodeRuntimeNotFound, Reason: svc + ": spec.runtime.name: " + where + "; create it or fix the name"}
+		return nil, &Error{Code: CodeRuntimeNotFound, Service: serviceRef(isvc), Field: fieldRuntimeName, Reason: svc + ": spec.runtime.name: " + where + "; create it or fix the name"}
 	}
 	return e, nil
 }

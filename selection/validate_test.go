@@ -11,12 +11,6 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
 
-// invalidAt is the error ValidateRuntimeSpec and PriorityConflicts return:
-// the field and the detail, no value repeated.
-func invalidAt(path, detail string) *field.Error {
-	return &field.Error{Type: field.ErrorTypeInvalid, Field: path, BadValue: field.OmitValueType{}, Detail: detail}
-}
-
 func TestValidateRuntimeSpec(t *testing.T) {
 	spec := func(opts ...rtOpt) *v1beta1.ServingRuntimeSpec { return &csr("x", opts...).Spec }
 	const notVersion = "is not major, major.minor or major.minor.patch with optional PEP 440 suffixes (e.g. 1, 1.3, 4.36.2, v1.0.0, 4.45.0.dev0, 1.0rc1, 2.0.post1, 2.1.0+cu121)"

@@ -2,6 +2,17 @@
 // file per kind. Handlers read only the cache (and, for a pod whose
 // InferenceService the cache has not seen yet, one live GET); they never
 // write, because dry-run requests reach them too.
+//
+// Denials carry a field.ErrorList: one status cause per error, at its
+// path. A service that cannot be resolved is denied with selection's
+// errors (unresolved).
+//
+// Ratcheting, as Kubernetes' validation does it: on UPDATE an error the
+// stored object has too, the same finding (type, field and detail; the
+// value is not compared), is a warning, not a denial. Runtimes, BaseModels
+// and ClusterBaseModels, a service's storage and its composed pods are
+// ratcheted this way (ratchet); ServingPolicy violations by policy, rule
+// and field (ratchetViolations).
 package handlers
 
 import (

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/pin"
 	"github.com/berthdev/berth/selection"
@@ -130,8 +132,7 @@ func (h *InferenceServices) decoderDecision(isvc *v1beta1.InferenceService, engi
 		if class != "" {
 			err = decoderPinWords(err)
 		}
-		svc := "InferenceService " + isvc.Namespace + "/" + isvc.Name + ": "
-		return nil, fmt.Errorf("%sthe decoder's AcceleratorClass, under runtime %s: %s", svc, engine.RuntimeRef(), strings.TrimPrefix(err.Error(), svc))
+		return nil, decoderError(isvc, engine, err)
 	}
 	renameInDecision(d, field)
 	if class != "" && view.Annotations[v1beta1.AnnotationAcceleratorClass] == "" {
@@ -142,6 +143,23 @@ func (h *InferenceServices) decoderDecision(isvc *v1beta1.InferenceService, engi
 	return d, nil
 }
 
+// decoderError says that err is about the decoder's class, under the
+// engine's runtime. A selection error stays one: its code, fields and
+// candidates are kept.
+func decoderError(isvc *v1beta1.InferenceService, engine *selection.Decision, err error) error {
+	svc := "InferenceService " + isvc.Namespace + "/" + isvc.Name
+	reword := func(text string) string {
+		return fmt.Sprintf("%s: the decoder's AcceleratorClass, under runtime %s: %s", svc, engine.RuntimeRef(), strings.TrimPrefix(text, svc+": "))
+	}
+	var se *selection.Error
+	if errors.As(err, &se) {
+		out := *se
+		out.Reason = reword(se.Reason)
+		return &out
+	}
+	return errors.New(reword(err.Error()))
+}
+
 // renameSelector rewrites selection's words about spec.acceleratorSelector
 // to name the override the view put there. A selection error stays one,
 // with its code (metrics and the pending-metadata path read it).
@@ -149,15 +167,25 @@ func renameSelector(err error, field string) error {
 	if field == "" {
 		return err
 	}
+	rename := func(s string) string { return strings.ReplaceAll(s, "spec.acceleratorSelector", field) }
+	return rewordError(err, rename, rename)
+}
+
+// rewordError applies text to an error's words and path to the fields of
+// a selection error, which stays one, with its code.
+func rewordError(err error, text, path func(string) string) error {
 	var se *selection.Error
-	if errors.As(err, &se) {
-		out := &selection.Error{Code: se.Code, Reason: strings.ReplaceAll(se.Reason, "spec.acceleratorSelector", field)}
-		for _, c := range se.Candidates {
-			out.Candidates = append(out.Candidates, strings.ReplaceAll(c, "spec.acceleratorSelector", field))
-		}
-		return out
+	if !errors.As(err, &se) {
+		return errors.New(text(err.Error()))
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), "spec.acceleratorSelector", field))
+	out := &selection.Error{Code: se.Code, Reason: text(se.Reason), Service: se.Service, Field: path(se.Field)}
+	for _, c := range se.Candidates {
+		out.Candidates = append(out.Candidates, text(c))
+	}
+	for _, f := range se.CandidateFields {
+		out.CandidateFields = append(out.CandidateFields, path(f))
+	}
+	return out
 }
 
 // renameInDecision does the same for a decision's explanation and warnings.
@@ -175,7 +203,14 @@ func renameInDecision(d *selection.Decision, field string) {
 // decoderPinWords rewords selection's messages about the class annotation
 // the probe set to name the decoder's pin.
 func decoderPinWords(err error) error {
-	return errors.New(strings.ReplaceAll(err.Error(), "annotation "+v1beta1.AnnotationAcceleratorClass, "annotation "+pin.DecoderClassAnnotation))
+	at := func(key string) string { return field.NewPath("metadata", "annotations").Key(key).String() }
+	return rewordError(err,
+		func(s string) string {
+			return strings.ReplaceAll(s, "annotation "+v1beta1.AnnotationAcceleratorClass, "annotation "+pin.DecoderClassAnnotation)
+		},
+		func(s string) string {
+			return strings.ReplaceAll(s, at(v1beta1.AnnotationAcceleratorClass), at(pin.DecoderClassAnnotation))
+		})
 }
 
 // resolvePinned re-reads a pin without checking it (Index.Resolve): the

@@ -1,13 +1,16 @@
 package handlers
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/berthdev/berth/selection"
 	"github.com/berthdev/berth/webhook/admission"
 )
 
@@ -60,6 +63,22 @@ func invalidWithHead(group, kind, name, head string, errs field.ErrorList, warni
 	resp := admission.InvalidIn(group, kind, name, uniq)
 	resp.Result.Message = head + "\n- " + strings.Join(lines, "\n- ")
 	resp.Warnings = warnings
+	return resp
+}
+
+// unresolved denies a service whose decision cannot be resolved. A
+// selection error's message is its text, which names the service, what
+// was asked and every candidate with why it lost; its causes are
+// selection.Error.Errors: the reason at the service's field it is about,
+// then each candidate, its line whole, at the field that made it lose.
+// Another error (a pin that contradicts the spec) is its text alone.
+func unresolved(name string, err error) *admissionv1.AdmissionResponse {
+	var se *selection.Error
+	if !errors.As(err, &se) {
+		return admission.Denied(http.StatusUnprocessableEntity, err.Error())
+	}
+	resp := admission.Invalid("InferenceService", name, se.Errors())
+	resp.Result.Message = err.Error()
 	return resp
 }
 

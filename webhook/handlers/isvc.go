@@ -288,8 +288,7 @@ func (h *InferenceServices) Validate(ctx context.Context, req *admissionv1.Admis
 		if h.Observer != nil {
 			h.Observer.Denied(selection.Code(err))
 		}
-		// selection errors name the service, what was asked and every candidate.
-		return admission.Denied(http.StatusUnprocessableEntity, err.Error())
+		return unresolved(isvc.Name, err)
 	}
 	if errs := validateLifecycle(&isvc, d.Decision); len(errs) > 0 {
 		return admission.Invalid("InferenceService", isvc.Name, errs)

@@ -13,11 +13,10 @@ type errorKey struct {
 
 func keyOf(e *field.Error) errorKey { return errorKey{e.Type, e.Field, e.Detail} }
 
-// ratchet is validation ratcheting, as Kubernetes does it, for every
-// handler of this package: on UPDATE, errs splits into those the stored
-// object's errors (old) do not have, still denied, and those it has
-// (errorKey), kept and only warned about (keptWarnings). An error that
-// moved to another field, or changed its type or detail, is new.
+// ratchet is the package's ratcheting (package doc): errs splits into
+// those the stored object's errors (old) do not have, still denied, and
+// those it has (errorKey), kept and only warned about (keptWarnings). An
+// error that moved to another field, or changed its type or detail, is new.
 func ratchet(errs, old field.ErrorList) (still, kept field.ErrorList) {
 	had := make(map[errorKey]bool, len(old))
 	for _, e := range old {
