@@ -226,8 +226,9 @@ func TestPrefillDecodeRatioRollout(t *testing.T) {
 	isvc := waitService(t, ns, "pd", "2 prefill and 4 decode groups Ready at one pairing", pairReady(2))
 	oldPairing := isvc.Status.Pairings[0].Pairing
 	assert.True(t, isvc.Status.Pairings[0].Current)
-	before := waitPods(t, ns, "pd", "2 engines, 4 decoders, a router", podsNamed("pd-engine-0", "pd-engine-1",
-		"pd-decoder-0", "pd-decoder-1", "pd-decoder-2", "pd-decoder-3", "pd-router-0"))
+	// One router per ratio unit: 2 engines / 1 prefill.
+	before := waitPods(t, ns, "pd", "2 engines, 4 decoders, 2 routers", podsNamed("pd-engine-0", "pd-engine-1",
+		"pd-decoder-0", "pd-decoder-1", "pd-decoder-2", "pd-decoder-3", "pd-router-0", "pd-router-1"))
 	for _, p := range before {
 		assert.Equal(t, oldPairing, p.Labels[v1beta1.LabelPairing], "pod %s pairing", p.Name)
 	}
@@ -244,17 +245,17 @@ func TestPrefillDecodeRatioRollout(t *testing.T) {
 		return pairReady(2)(s) && s.Status.Pairings[0].Pairing != oldPairing
 	})
 	newPairing := isvc.Status.Pairings[0].Pairing
-	// The new pairing's router took the lowest free ordinal; the old
-	// pairing's went with its last group.
+	// The new pairing's routers took the lowest free ordinals; the old
+	// pairing's went with its last pair.
 	after := waitPods(t, ns, "pd", "the rolled pods", podsNamed("pd-engine-0", "pd-engine-1",
-		"pd-decoder-0", "pd-decoder-1", "pd-decoder-2", "pd-decoder-3", "pd-router-1"))
+		"pd-decoder-0", "pd-decoder-1", "pd-decoder-2", "pd-decoder-3", "pd-router-2", "pd-router-3"))
 	for _, p := range after {
 		assert.Equal(t, newPairing, p.Labels[v1beta1.LabelPairing], "pod %s pairing after the roll", p.Name)
 		if p.Labels[v1beta1.LabelComponent] != v1beta1.ComponentRouter {
 			assert.Equal(t, e2eImageV2, p.Spec.Containers[0].Image, "pod %s image", p.Name)
 		}
 	}
-	assert.Equal(t, router.Annotations[v1beta1.AnnotationRevision], podByName(after, "pd-router-1").Annotations[v1beta1.AnnotationRevision],
+	assert.Equal(t, router.Annotations[v1beta1.AnnotationRevision], podByName(after, "pd-router-2").Annotations[v1beta1.AnnotationRevision],
 		"the pairing is outside the router's revision")
 
 	r := *getService(t, ns, "pd").Spec.PrefillDecodeRatio
@@ -276,8 +277,8 @@ func TestPrefillDecodeRatioRollout(t *testing.T) {
 }
 
 // `kubectl scale` of the engine 2 → 4 brings the decoder 4 → 8 (the
-// ratio), and back to 2 removes the highest ordinals of both; the ratio
-// holds at every moment.
+// ratio) and the router 2 → 4 (one per ratio unit), and back to 2 removes
+// the highest ordinals of all three; the ratio holds at every moment.
 func TestPrefillDecodeRatioScale(t *testing.T) {
 	t.Parallel()
 	ns := lifecycleNamespace(t, "e2e-pdscale")
@@ -291,7 +292,10 @@ func TestPrefillDecodeRatioScale(t *testing.T) {
 		for g := range 2 * engine {
 			out = append(out, fmt.Sprintf("pd-decoder-%d", g))
 		}
-		return append(out, "pd-router-0")
+		for g := range engine { // one router per ratio unit
+			out = append(out, fmt.Sprintf("pd-router-%d", g))
+		}
+		return out
 	}
 	pods := waitPods(t, ns, "pd", "2 engines, 4 decoders", podsNamed(names(2)...))
 	r := *getService(t, ns, "pd").Spec.PrefillDecodeRatio

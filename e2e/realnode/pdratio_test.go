@@ -3,6 +3,7 @@ package realnode
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
@@ -90,11 +92,136 @@ func (r *requester) finish() (ok, failed int, failures []string) {
 	return r.ok, r.failed, r.failures
 }
 
+// pdSampler lists the service's pods every 250 ms while the test runs
+// and checks each sample: the worst skew of any pairing's Ready groups,
+// whether a router's rendered selectors (--prefill-selector and
+// --decode-selector items) match pods of a pairing other than its own,
+// and whether a pairing with a live prefill and a live decode pod has no
+// live router. A sample is a snapshot, not every transition.
+type pdSampler struct {
+	mu                 sync.Mutex
+	samples, bothServe int
+	worstSkew          int64
+	worstAt            string
+	mixed, unrouted    []string
+	routers            map[string]string // router pod -> its pairing
+	stop, done         chan struct{}
+}
+
+func startPDSampler(ns, svc string, r v1beta1.PrefillDecodeRatio) *pdSampler {
+	s := &pdSampler{routers: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+			list, err := env.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: v1beta1.LabelInferenceService + "=" + svc})
+			if err == nil {
+				s.sample(list.Items, r)
+			}
+		}
+	}()
+	return s
+}
+
+func (s *pdSampler) sample(pods []corev1.Pod, r v1beta1.PrefillDecodeRatio) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.samples++
+	ready := map[string]map[string]int32{v1beta1.ComponentEngine: {}, v1beta1.ComponentDecoder: {}}
+	live := map[string]map[string]bool{v1beta1.ComponentEngine: {}, v1beta1.ComponentDecoder: {}}
+	routed := map[string]bool{}
+	for i := range pods {
+		p := &pods[i]
+		c, q := p.Labels[v1beta1.LabelComponent], p.Labels[v1beta1.LabelPairing]
+		switch {
+		case c == v1beta1.ComponentRouter:
+			s.routers[p.Name] = q
+			if p.DeletionTimestamp == nil {
+				routed[q] = true
+			}
+			for _, sel := range renderedSelectors(p) {
+				for j := range pods {
+					o := &pods[j]
+					if labels.SelectorFromSet(sel).Matches(labels.Set(o.Labels)) && o.Labels[v1beta1.LabelPairing] != q {
+						s.mixed = append(s.mixed, fmt.Sprintf("router %s (pairing %q) selects %s of pairing %q", p.Name, q, o.Name, o.Labels[v1beta1.LabelPairing]))
+					}
+				}
+			}
+		case live[c] != nil && p.DeletionTimestamp == nil:
+			live[c][q] = true
+			if podIsReady(p) {
+				ready[c][q]++
+			}
+		}
+	}
+	serving := 0
+	for q := range live[v1beta1.ComponentEngine] {
+		pr, dr := ready[v1beta1.ComponentEngine][q], ready[v1beta1.ComponentDecoder][q]
+		if sk := r.Skew(pr, dr); sk > s.worstSkew {
+			s.worstSkew, s.worstAt = sk, fmt.Sprintf("pairing %s: %d prefill, %d decode Ready", q, pr, dr)
+		}
+		if live[v1beta1.ComponentDecoder][q] && !routed[q] {
+			s.unrouted = append(s.unrouted, fmt.Sprintf("pairing %s has live prefill and decode pods and no live router", q))
+		}
+		if pr > 0 && dr > 0 && routed[q] {
+			serving++
+		}
+	}
+	if serving > 1 {
+		s.bothServe++
+	}
+}
+
+func (s *pdSampler) finish() *pdSampler {
+	close(s.stop)
+	<-s.done
+	return s
+}
+
+// renderedSelectors reads the key=value items after --prefill-selector
+// and --decode-selector in a router pod's containers.
+func renderedSelectors(p *corev1.Pod) []map[string]string {
+	var out []map[string]string
+	for _, c := range p.Spec.Containers {
+		var cur map[string]string
+		for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+			switch {
+			case a == "--prefill-selector" || a == "--decode-selector":
+				cur = map[string]string{}
+				out = append(out, cur)
+			case strings.HasPrefix(a, "-"):
+				cur = nil
+			case cur != nil:
+				if k, v, ok := strings.Cut(a, "="); ok {
+					cur[k] = v
+				}
+			}
+		}
+	}
+	return out
+}
+
+func podIsReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // A 1:2 prefill/decode service on the real node (2 prefill, 4 decode
-// groups of berth-test-engine, its router pairing by ome.io/pairing) is
-// rolled to a new pairing while three clients send requests through its
-// front Service, each one after another: every request is answered (goal:
-// 0 failed).
+// groups of berth-test-engine, a router per pairing selecting
+// ome.io/pairing={{.Pairing}}, as the shipped runtime does) is rolled to a
+// new pairing while three clients send requests through its front
+// Service, each one after another: every request is answered (goal: 0
+// failed); sampled every 250 ms, no router selects pods of another
+// pairing, every pairing with live prefill and decode pods has a router,
+// and the Ready groups stay within the ratio.
 func TestPrefillDecodeRatioRolloutServesOnRealNode(t *testing.T) {
 	needNode(t)
 	ctx := context.Background()
@@ -114,11 +241,12 @@ func TestPrefillDecodeRatioRolloutServesOnRealNode(t *testing.T) {
 		return func(s *v1beta1.InferenceService) bool {
 			return len(s.Status.Pairings) == 1 && s.Status.Pairings[0].Pairing != not &&
 				s.Status.Pairings[0].ReadyPrefill == want && s.Status.Pairings[0].ReadyDecode == 2*want &&
-				s.Status.Components[v1beta1.ComponentRouter].ReadyReplicas == 1
+				s.Status.Components[v1beta1.ComponentRouter].ReadyReplicas == want // one router per ratio unit
 		}
 	}
 	isvc := waitService(t, c, ns, "pdr", 5*time.Minute, "2 prefill and 4 decode groups Ready at one pairing", pairs(2, ""))
 	old := isvc.Status.Pairings[0].Pairing
+	sampler := startPDSampler(ns, "pdr", *isvc.Spec.PrefillDecodeRatio)
 
 	var reqs []*requester // three clients, each one request at a time
 	for _, prefix := range []string{"req-a", "req-b", "req-c"} {
@@ -143,11 +271,22 @@ func TestPrefillDecodeRatioRolloutServesOnRealNode(t *testing.T) {
 		o, f, fs := r.finish()
 		ok, failed, failures = ok+o, failed+f, append(failures, fs...)
 	}
+	smp := sampler.finish()
 	t.Logf("rollout %s → %s took %s; requests answered %d, failed %d", old, isvc.Status.Pairings[0].Pairing, took.Round(time.Second), ok, failed)
+	t.Logf("%d samples: worst skew %d (%s); both pairings served through their own routers in %d; routers seen (pod: pairing) %v",
+		smp.samples, smp.worstSkew, smp.worstAt, smp.bothServe, smp.routers)
 	for _, f := range failures {
 		t.Logf("failed: %s", f)
 	}
 	assert.Zero(t, failed, "every request through the rollout is answered")
+	assert.Empty(t, smp.mixed, "a router's selectors matched pods of another pairing")
+	assert.Empty(t, smp.unrouted, "a pairing with live prefill and decode pods had no router")
+	assert.LessOrEqual(t, smp.worstSkew, isvc.Spec.PrefillDecodeRatio.Tolerance(), "Ready groups outside the ratio: %s", smp.worstAt)
+	pairingsSeen := map[string]bool{}
+	for _, q := range smp.routers {
+		pairingsSeen[q] = true
+	}
+	assert.Equal(t, map[string]bool{old: true, isvc.Status.Pairings[0].Pairing: true}, pairingsSeen, "a router per pairing")
 	assert.Greater(t, ok, 3, "requests went through while it rolled")
 }
 

@@ -228,7 +228,10 @@
 //     outside the router's revision, so a new pairing rolls no router; a
 //     new router revision rolls the current pairing's routers only. The
 //     router's Status is the current pairing's, with the Ready routers of
-//     kept pairings counted as Ready. The simulation (pair_sim_test.go)
+//     kept pairings counted as Ready. The caller sets the router's
+//     Replicas (per pairing) with a ratio: one router per ratio unit,
+//     ceil(engine replicas / prefill), within the router's
+//     minReplicas/maxReplicas, unless spec.router.replicas is set. The simulation (pair_sim_test.go)
 //     checks after every observation that every router carries one
 //     pairing and that every pairing with a live prefill and a live decode
 //     group has a live router.

@@ -17,18 +17,38 @@ import (
 // ratioTopology applies spec.prefillDecodeRatio to the topology: the
 // decoder's replicas follow the engine's (v1beta1.PrefillDecodeRatio's
 // DecodeFor), within the decoder's [minReplicas, maxReplicas]. So the
-// scale subresource, which writes spec.engine.replicas, scales both.
+// scale subresource, which writes spec.engine.replicas, scales both. The
+// router's replicas, unless spec.router.replicas sets them, are one per
+// ratio unit (routerUnits), within the router's bounds (plan rule 12).
 func ratioTopology(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology) {
 	r := isvc.Spec.PrefillDecodeRatio
 	e, d := componentIndex(topo, v1beta1.ComponentEngine), componentIndex(topo, v1beta1.ComponentDecoder)
 	if r == nil || e < 0 || d < 0 {
 		return
 	}
-	n := max(r.DecodeFor(topo[e].Replicas), topo[d].MinReplicas)
-	if topo[d].MaxReplicas > 0 {
-		n = min(n, topo[d].MaxReplicas)
+	topo[d].Replicas = within(r.DecodeFor(topo[e].Replicas), topo[d])
+	if ri := componentIndex(topo, v1beta1.ComponentRouter); ri >= 0 && (isvc.Spec.Router == nil || isvc.Spec.Router.Replicas == nil) {
+		topo[ri].Replicas = within(routerUnits(r, topo[e].Replicas), topo[ri])
 	}
-	topo[d].Replicas = n
+}
+
+// routerUnits is one router per ratio unit: the engine's groups divided
+// by the ratio's prefill side, rounded up (a 1:2 service of 2 engine
+// groups has 2 units, a 2:1 service of 4 has 2).
+func routerUnits(r *v1beta1.PrefillDecodeRatio, engine int32) int32 {
+	if r.Prefill <= 0 || engine <= 0 {
+		return 0
+	}
+	return (engine + r.Prefill - 1) / r.Prefill
+}
+
+// within clamps n to t's [minReplicas, maxReplicas] (0: unbounded).
+func within(n int32, t merge.ComponentTopology) int32 {
+	n = max(n, t.MinReplicas)
+	if t.MaxReplicas > 0 {
+		n = min(n, t.MaxReplicas)
+	}
+	return n
 }
 
 func componentIndex(topo []merge.ComponentTopology, component string) int {

@@ -41,7 +41,9 @@ func TestRatioTopology(t *testing.T) {
 			ratioTopology(isvc, topo)
 			assert.Equal(t, c.want, topo[1].Replicas)
 			assert.Equal(t, c.engine, topo[0].Replicas, "the engine is the user's")
-			assert.EqualValues(t, 1, topo[2].Replicas, "the router is left alone")
+			if c.ratio == nil {
+				assert.EqualValues(t, 1, topo[2].Replicas, "the router is left alone")
+			}
 		})
 	}
 }
@@ -117,4 +119,44 @@ func TestRouterPair(t *testing.T) {
 	assert.Equal(t, map[string]bool{"old": true}, got.Live, "pairings with a live prefill and a live decode (a terminating group is not live)")
 
 	assert.Nil(t, c.pairFor(isvc, []merge.ComponentTopology{topo[0], topo[2]}, topo[2], map[string]string{v1beta1.ComponentEngine: "e2"}, pods, nil))
+}
+
+// TestRatioRouters: with a ratio the router runs one replica per ratio
+// unit (engine groups / prefill, rounded up) within its bounds, unless
+// spec.router.replicas says otherwise.
+func TestRatioRouters(t *testing.T) {
+	one, two := int32(1), int32(2)
+	cases := []struct {
+		name            string
+		prefill, decode int32
+		engine          int32
+		rMin, rMax      int32
+		routerReplicas  *int32
+		want            int32
+	}{
+		{"1:2 of 2", 1, 2, 2, 1, 0, nil, 2},
+		{"1:2 of 4", 1, 2, 4, 1, 0, nil, 4},
+		{"2:1 of 4", 2, 1, 4, 1, 0, nil, 2},
+		{"2:3 of 3", 2, 3, 3, 1, 0, nil, 2},
+		{"capped by maxReplicas", 1, 2, 4, 1, 3, nil, 3},
+		{"raised to minReplicas", 1, 2, 0, 1, 0, nil, 1},
+		{"spec.router.replicas wins", 1, 2, 4, 1, 0, &two, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			isvc := &v1beta1.InferenceService{Spec: v1beta1.InferenceServiceSpec{
+				PrefillDecodeRatio: &v1beta1.PrefillDecodeRatio{Prefill: c.prefill, Decode: c.decode, MaxSkew: &one}}}
+			if c.routerReplicas != nil {
+				isvc.Spec.Router = &v1beta1.RouterSpec{}
+				isvc.Spec.Router.Replicas = c.routerReplicas
+			}
+			topo := []merge.ComponentTopology{
+				{Component: v1beta1.ComponentEngine, Replicas: c.engine},
+				{Component: v1beta1.ComponentDecoder, Replicas: 1, MinReplicas: 1},
+				{Component: v1beta1.ComponentRouter, Replicas: 1, MinReplicas: c.rMin, MaxReplicas: c.rMax},
+			}
+			ratioTopology(isvc, topo)
+			assert.Equal(t, c.want, topo[2].Replicas)
+		})
+	}
 }
