@@ -37,9 +37,10 @@ func RouterPair(current string, live map[string]bool) *Pair {
 // by Next at Pair{Pairing: current}: created routers carry the current
 // pairing and take the lowest ordinals no router holds (Spec.Held). A
 // router of another pairing is kept while that pairing has a live engine
-// or decoder group (it serves that pairing) and deleted, whole, once it
-// has none. Status is the current pairing's, with the Ready routers of
-// the kept pairings counted as Ready: they serve.
+// group and a live decoder group (Pair.Live: it serves, or may again
+// serve, that pairing) and deleted once it lacks either. Status is the
+// current pairing's, with the Ready routers of the kept pairings counted
+// as Ready: they serve.
 func nextRouters(spec Spec, pods []Pod, memory Backoff, now time.Time) Step {
 	rp := spec.Pair
 	var mine, gone []Pod
