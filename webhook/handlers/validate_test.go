@@ -110,7 +110,12 @@ func TestClassAndProfileDenialsCarryCauses(t *testing.T) {
 	require.NotNil(t, resp.Result.Details)
 	assert.Equal(t, []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueRequired, Field: "spec.containers", Message: "Required value: a profile must add at least one container"}}, resp.Result.Details.Causes)
 
+	// The seed 004 profile's image is the placeholder "<IMG>": refused,
+	// naming the field; with an image it is valid.
 	var seed v1beta1.ClusterEngineRuntimeProfile
 	load(t, "api/v1beta1/testdata/seeds/004-sglang-pd-runtime.yaml", &seed)
-	assert.Empty(t, ProfileErrors(&seed.Spec), "the seed 004 profile is valid")
+	assert.Equal(t, []string{`spec.containers[0].image: Invalid value: "<IMG>": image reference has an invalid path component "<IMG>"; the container runtime could not pull it`},
+		ProfileErrors(&seed.Spec))
+	seed.Spec.Containers[0].Image = "lmsysorg/sglang:v0.4.6.post6"
+	assert.Empty(t, ProfileErrors(&seed.Spec), "the seed 004 profile is otherwise valid")
 }
