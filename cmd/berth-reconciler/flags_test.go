@@ -1,9 +1,6 @@
 package main
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -108,16 +105,4 @@ func TestPprofAddressFlag(t *testing.T) {
 	f := newFlags()
 	require.NoError(t, f.parse([]string{"--pprof-address=127.0.0.1:6060"}))
 	assert.Equal(t, "127.0.0.1:6060", f.pprofAddress)
-}
-
-func TestPprofMuxServesHeap(t *testing.T) {
-	srv := httptest.NewServer(pprofMux())
-	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/debug/pprof/heap?debug=1")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, string(body), "heap profile:")
 }

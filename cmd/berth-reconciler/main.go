@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/berthdev/berth/internal/pprofserver"
 	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/classsync"
 	"github.com/berthdev/berth/reconcile/manager"
@@ -65,7 +66,7 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if fs.pprofAddress != "" {
-		if err := servePprof(ctx, fs.pprofAddress, log); err != nil {
+		if err := pprofserver.Serve(ctx, fs.pprofAddress, "--pprof-address", log); err != nil {
 			return err
 		}
 	}

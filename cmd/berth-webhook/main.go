@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/berthdev/berth/internal/pprofserver"
 	"github.com/berthdev/berth/webhook/app"
 	"github.com/berthdev/berth/webhook/handlers"
 )
@@ -43,6 +44,7 @@ func run() error {
 		validating = flag.String("validating-config", "berth-validating", "ValidatingWebhookConfiguration to inject the CA into (--self-signed)")
 		listen     = flag.String("listen", ":9443", "address of the TLS admission server")
 		probes     = flag.String("probe-listen", ":8081", "address of the plain /healthz, /readyz and /metrics server; empty to disable")
+		pprofAddr  = flag.String("pprof-address", "", "address of Go's /debug/pprof/ profiles (e.g. 127.0.0.1:6060); empty, the default, serves none. Profiles show internals: bind it to localhost")
 		certCheck  = flag.Duration("cert-check-interval", 10*time.Second, "how often the serving certificate files are checked for rotation")
 		resync     = flag.Duration("resync", 10*time.Minute, "informer resync period")
 		logLevel   = flag.String("log-level", "info", "debug, info, warn or error")
@@ -72,6 +74,11 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *pprofAddr != "" {
+		if err := pprofserver.Serve(ctx, *pprofAddr, "--pprof-address", log); err != nil {
+			return err
+		}
+	}
 	return app.Run(ctx, app.Config{
 		REST: cfg, CertDir: *certDir, SelfSigned: *selfSigned,
 		DNSNames: splitList(*dnsNames), IPAddresses: ipList,

@@ -1,4 +1,8 @@
-package main
+// Package pprofserver serves Go's runtime profiles (net/http/pprof) for
+// the --pprof-address flag of berth-reconciler and berth-webhook: off by
+// default, on a listener and mux of its own, so nothing is added to
+// http.DefaultServeMux or to the probe and admission servers.
+package pprofserver
 
 import (
 	"context"
@@ -11,10 +15,9 @@ import (
 	"time"
 )
 
-// pprofMux serves Go's runtime profiles under /debug/pprof/ (heap,
-// goroutine, profile, ...), on a mux of its own: nothing is added to
-// http.DefaultServeMux or to the probe server.
-func pprofMux() *http.ServeMux {
+// Mux serves the profiles under /debug/pprof/ (heap, goroutine, profile,
+// trace, ...).
+func Mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -24,13 +27,13 @@ func pprofMux() *http.ServeMux {
 	return mux
 }
 
-// servePprof serves pprofMux on addr (--pprof-address) until ctx ends.
-func servePprof(ctx context.Context, addr string, log *slog.Logger) error {
+// Serve serves Mux on addr until ctx ends; flag names the flag in errors.
+func Serve(ctx context.Context, addr, flag string, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("--pprof-address: listen %s: %w", addr, err)
+		return fmt.Errorf("%s: listen %s: %w", flag, addr, err)
 	}
-	srv := &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: Mux(), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()
