@@ -8,6 +8,9 @@
 //   - without: pods that carry no ome.io/inferenceservice label, so the
 //     webhook's objectSelector never sends them to berth (the API server's
 //     own admission only);
+//   - composed: the pod as berth's webhook composed it (read back from a
+//     probe create), without the label, so it skips the webhook: the
+//     API server's cost of the larger pod alone;
 //   - with: the pod the reconciler creates for a pinned InferenceService
 //     (merge.SkeletonPod), which the API server sends to berth's pod
 //     webhook, which composes it.
@@ -17,9 +20,16 @@
 // runs from its scheduled time, so queueing counts. Pods name a scheduler
 // that does not exist, so none is scheduled and nothing else works while
 // they are created; each phase's pods are deleted before the next. The
-// report gives p50, p99 and the difference (with − without) per rate, and
-// the load average before and after (a shared machine's numbers vary with
-// it). Pod create → Ready on a real node is not measured here.
+// report gives p50, p99 and the differences per rate (with − without: all
+// berth adds; with − composed: the webhook call alone), the API server's
+// mean call to the pod webhook (its
+// apiserver_admission_webhook_admission_duration_seconds) next to the
+// webhook's own mean time in its handler (berth_admission_duration_seconds
+// of mutate-pods, from the decoded request to the decision: the rest of
+// the call is the API server's encoding and patching and the HTTPS round
+// trip), and the load average before and after (a shared machine's
+// numbers vary with it). Pod create → Ready on a real node is not
+// measured here.
 //
 //	make build && bin/berth-admission-load -rates 100,500 -duration 20s
 package main
@@ -28,8 +38,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,8 +111,9 @@ func run(ctx context.Context, rates []int, duration time.Duration, workers int, 
 		return err
 	}
 	progress("starting the local control plane with %s", bin)
+	wh := devenv.Webhook(bin)
 	env, err := devenv.Up(ctx, devenv.Options{
-		Components: []devenv.Component{devenv.Webhook(bin)},
+		Components: []devenv.Component{wh},
 		Fleet: &fleet.Fleet{Zones: []string{"us-west-2a"}, Pools: []fleet.Pool{{
 			Name: "load", Count: 1, Allocatable: map[string]string{"cpu": "64", "memory": "256Gi", "pods": "110"},
 		}}},
@@ -114,42 +129,36 @@ func run(ctx context.Context, rates []int, duration time.Duration, workers int, 
 	if err != nil {
 		return err
 	}
-	svc, err := fixtures(ctx, env, kube)
+	svc, stored, err := fixtures(ctx, env, kube)
 	if err != nil {
 		return err
 	}
+	paths := []podPath{
+		{"without", func(name string) *corev1.Pod { return podFor(svc, name, false) }},
+		{"composed", func(name string) *corev1.Pod { return composedPod(stored, name) }},
+		{"with", func(name string) *corev1.Pod { return podFor(svc, name, true) }},
+	}
 	fmt.Printf("load average before: %s\n", loadavg())
-	fmt.Printf("%6s %-8s %7s %7s %10s %10s %8s\n", "rate", "path", "sent", "errors", "p50", "p99", "rps")
+	fmt.Printf("%6s %-9s %7s %7s %10s %10s %8s\n", "rate", "path", "sent", "errors", "p50", "p99", "rps")
+	procs := measured(env, wh)
 	for _, rate := range rates {
-		var res [2]*result
-		var calls webhookCalls
-		for i, with := range []bool{false, true} {
-			before := scrapeWebhookCalls(ctx, kube)
-			if res[i], err = phase(ctx, kube, svc, rate, duration, workers, with); err != nil {
+		res := make([]*result, len(paths))
+		var calls, handled webhookCalls
+		for i, p := range paths {
+			before, hBefore := scrapeWebhookCalls(ctx, kube), scrapeHandler(wh.ProbeURL)
+			cpu0 := procs.cpu()
+			if res[i], err = phase(ctx, kube, p, rate, duration, workers); err != nil {
 				return err
 			}
-			if with {
-				calls = scrapeWebhookCalls(ctx, kube).minus(before)
+			res[i].cpu = procs.cpu().minus(cpu0)
+			if p.name == "with" {
+				calls, handled = scrapeWebhookCalls(ctx, kube).minus(before), scrapeHandler(wh.ProbeURL).minus(hBefore)
 			}
 			if err := clean(ctx, kube); err != nil {
 				return err
 			}
 		}
-		for i, name := range []string{"without", "with"} {
-			r := res[i]
-			fmt.Printf("%6d %-8s %7d %7d %10s %10s %8.0f\n", rate, name, r.sent, r.errors, r.quantile(0.5), r.quantile(0.99), r.throughput())
-		}
-		fmt.Printf("%6d %-8s %7s %7s %10s %10s\n", rate, "with−w/o", "", "",
-			res[1].quantile(0.5)-res[0].quantile(0.5), res[1].quantile(0.99)-res[0].quantile(0.99))
-		if calls.count > 0 {
-			fmt.Printf("%6d %-8s the API server's calls to berth's pod webhook: %d, mean %s\n", rate, "", int(calls.count),
-				time.Duration(calls.sum/calls.count*float64(time.Second)).Round(10*time.Microsecond))
-		}
-		for i, r := range res {
-			if r.errors > 0 {
-				fmt.Printf("  %d/s %s: first error: %s\n", rate, []string{"without", "with"}[i], r.firstError)
-			}
-		}
+		report(rate, paths, res, calls, handled)
 	}
 	fmt.Printf("load average after: %s\n", loadavg())
 	return nil
@@ -158,7 +167,7 @@ func run(ctx context.Context, rates []int, duration time.Duration, workers int, 
 // fixtures creates the model, the runtime, the namespace and one pinned
 // InferenceService (admitted by the webhook, which pins it), and returns
 // the service as stored.
-func fixtures(ctx context.Context, env *devenv.Env, kube kubernetes.Interface) (*v1beta1.InferenceService, error) {
+func fixtures(ctx context.Context, env *devenv.Env, kube kubernetes.Interface) (*v1beta1.InferenceService, *corev1.Pod, error) {
 	spec := v1beta1.BaseModelSpec{
 		ModelFormat:        v1beta1.ModelFormat{Name: "safetensors", Version: ptr("1.0.0")},
 		ModelFramework:     &v1beta1.ModelFrameworkSpec{Name: "transformers", Version: ptr("4.57.1")},
@@ -181,7 +190,7 @@ func fixtures(ctx context.Context, env *devenv.Env, kube kubernetes.Interface) (
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	one := int32(1)
 	svc := &v1beta1.InferenceService{
@@ -196,26 +205,27 @@ func fixtures(ctx context.Context, env *devenv.Env, kube kubernetes.Interface) (
 	for _, obj := range []runtime.Object{&v1beta1.ClusterBaseModel{ObjectMeta: metav1.ObjectMeta{Name: modelName}, Spec: spec}, rt, svc} {
 		u, err := apply(ctx, env, obj)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		stored = u
 	}
 	var out v1beta1.InferenceService
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, &out); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !pin.Pinned(&out) {
-		return nil, fmt.Errorf("InferenceService %s/%s was stored without berth's pin: is the webhook serving?", namespace, serviceName)
+		return nil, nil, fmt.Errorf("InferenceService %s/%s was stored without berth's pin: is the webhook serving?", namespace, serviceName)
 	}
-	// A pod of it through the webhook, until the webhook's cache has it.
+	// A pod of it through the webhook, until the webhook's cache has it;
+	// the composed path creates it as stored.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		err := create(ctx, kube, podFor(&out, "probe", true))
+		pod, err := kube.CoreV1().Pods(namespace).Create(ctx, podFor(&out, "probe", true), metav1.CreateOptions{FieldManager: fieldOwner})
 		if err == nil || time.Now().After(deadline) {
 			if err != nil {
-				return nil, fmt.Errorf("a pod of the pinned service: %w", err)
+				return nil, nil, fmt.Errorf("a pod of the pinned service: %w", err)
 			}
-			return &out, clean(ctx, kube)
+			return &out, pod, clean(ctx, kube)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -263,6 +273,25 @@ func podFor(svc *v1beta1.InferenceService, name string, with bool) *corev1.Pod {
 	return pod
 }
 
+// composedPod is the pod the webhook composed (stored) under a new name,
+// as a client would send it: without what the API server sets (identity,
+// status, the service account token volume its admission adds again),
+// and without the label that sends a pod to berth's webhook.
+func composedPod(stored *corev1.Pod, name string) *corev1.Pod {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: stored.Namespace,
+		Labels: maps.Clone(stored.Labels), Annotations: maps.Clone(stored.Annotations)}, Spec: *stored.Spec.DeepCopy()}
+	delete(pod.Labels, v1beta1.LabelInferenceService)
+	token := func(n string) bool { return strings.HasPrefix(n, "kube-api-access-") }
+	pod.Spec.Volumes = slices.DeleteFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return token(v.Name) })
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			cs[i].VolumeMounts = slices.DeleteFunc(cs[i].VolumeMounts, func(m corev1.VolumeMount) bool { return token(m.Name) })
+		}
+	}
+	pod.Spec.NodeName = ""
+	return pod
+}
+
 func create(ctx context.Context, kube kubernetes.Interface, pod *corev1.Pod) error {
 	_, err := kube.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: fieldOwner})
 	return err
@@ -295,6 +324,7 @@ func clean(ctx context.Context, kube kubernetes.Interface) error {
 }
 
 type result struct {
+	cpu        cpuTimes // CPU seconds of each measured process (procSet) during the phase
 	latencies  []time.Duration
 	sent       int
 	errors     int
@@ -311,11 +341,17 @@ func (r *result) quantile(q float64) time.Duration {
 
 func (r *result) throughput() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
 
+// podPath is one kind of create: its name in the report and its pods.
+type podPath struct {
+	name string
+	pod  func(name string) *corev1.Pod
+}
+
 // phase creates rate pods a second for duration, open loop (latency from
 // each create's scheduled time).
-func phase(ctx context.Context, kube kubernetes.Interface, svc *v1beta1.InferenceService, rate int, duration time.Duration, workers int, with bool) (*result, error) {
-	path := map[bool]string{false: "without", true: "with"}[with]
-	progress("%d/s %s berth's webhook for %s", rate, path, duration)
+func phase(ctx context.Context, kube kubernetes.Interface, p podPath, rate int, duration time.Duration, workers int) (*result, error) {
+	path := p.name
+	progress("%d/s %s for %s", rate, path, duration)
 	total := int(float64(rate) * duration.Seconds())
 	interval := time.Second / time.Duration(rate)
 	jobs := make(chan int, total)
@@ -328,7 +364,7 @@ func phase(ctx context.Context, kube kubernetes.Interface, svc *v1beta1.Inferenc
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				errs[i] = create(ctx, kube, podFor(svc, fmt.Sprintf("%s-%d-%d", path, rate, i), with))
+				errs[i] = create(ctx, kube, p.pod(fmt.Sprintf("%s-%d-%d", path, rate, i)))
 				lat[i] = time.Since(scheduled[i])
 			}
 		}()
@@ -407,4 +443,143 @@ func scrapeWebhookCalls(ctx context.Context, kube kubernetes.Interface) webhookC
 		}
 	}
 	return w
+}
+
+// report prints one rate's rows: each path, the differences, the API
+// server's mean call to the pod webhook and the webhook's mean time in
+// its handler.
+func report(rate int, paths []podPath, res []*result, calls, handled webhookCalls) {
+	for i, p := range paths {
+		r := res[i]
+		fmt.Printf("%6d %-9s %7d %7d %10s %10s %8.0f\n", rate, p.name, r.sent, r.errors, r.quantile(0.5), r.quantile(0.99), r.throughput())
+	}
+	without, composed, with := res[0], res[1], res[2]
+	fmt.Printf("%6d %-9s %7s %7s %10s %10s\n", rate, "with−w/o", "", "",
+		with.quantile(0.5)-without.quantile(0.5), with.quantile(0.99)-without.quantile(0.99))
+	fmt.Printf("%6d %-9s %7s %7s %10s %10s\n", rate, "with−comp", "", "",
+		with.quantile(0.5)-composed.quantile(0.5), with.quantile(0.99)-composed.quantile(0.99))
+	for i, p := range paths {
+		fmt.Printf("%6d %-9s CPU per create:%s\n", rate, p.name, perCreate(res[i]))
+	}
+	if calls.count > 0 {
+		fmt.Printf("%6d %-9s the API server's calls to berth's pod webhook: %d, mean %s\n", rate, "", int(calls.count), calls.mean())
+	}
+	if handled.count > 0 {
+		fmt.Printf("%6d %-9s berth-webhook's time in its pod handler: %d admissions, mean %s\n", rate, "", int(handled.count), handled.mean())
+	}
+	for i, r := range res {
+		if r.errors > 0 {
+			fmt.Printf("  %d/s %s: first error: %s\n", rate, paths[i].name, r.firstError)
+		}
+	}
+}
+
+func (a webhookCalls) mean() time.Duration {
+	return time.Duration(a.sum / a.count * float64(time.Second)).Round(time.Microsecond)
+}
+
+// scrapeHandler reads berth_admission_duration_seconds of the pod handler
+// from the webhook's /metrics (probeURL); zero when it cannot.
+func scrapeHandler(probeURL string) webhookCalls {
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(probeURL + "/metrics")
+	if err != nil {
+		return webhookCalls{}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return webhookCalls{}
+	}
+	var w webhookCalls
+	for _, l := range strings.Split(string(raw), "\n") {
+		if !strings.Contains(l, `handler="mutate-pods"`) {
+			continue
+		}
+		f := strings.Fields(l)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(l, "berth_admission_duration_seconds_sum"):
+			w.sum += v
+		case strings.HasPrefix(l, "berth_admission_duration_seconds_count"):
+			w.count += v
+		}
+	}
+	return w
+}
+
+// procSet are the processes whose CPU time each phase measures: the API
+// server, etcd and berth-webhook.
+type procSet struct {
+	names []string
+	pids  []int
+}
+
+func measured(env *devenv.Env, wh *devenv.WebhookComponent) procSet {
+	var ps procSet
+	for _, p := range env.Cluster.Processes() {
+		if p.Name == "kube-apiserver" || p.Name == "etcd" {
+			ps.names, ps.pids = append(ps.names, p.Name), append(ps.pids, p.PID())
+		}
+	}
+	ps.names, ps.pids = append(ps.names, "berth-webhook"), append(ps.pids, wh.Process.Process().PID())
+	return ps
+}
+
+// cpuTimes are CPU seconds by process, in procSet's order.
+type cpuTimes struct {
+	names []string
+	secs  []float64
+}
+
+func (ps procSet) cpu() cpuTimes {
+	out := cpuTimes{names: ps.names, secs: make([]float64, len(ps.pids))}
+	for i, pid := range ps.pids {
+		out.secs[i] = cpuSeconds(pid)
+	}
+	return out
+}
+
+func (a cpuTimes) minus(b cpuTimes) cpuTimes {
+	out := cpuTimes{names: a.names, secs: make([]float64, len(a.secs))}
+	for i := range a.secs {
+		out.secs[i] = a.secs[i] - b.secs[i]
+	}
+	return out
+}
+
+// cpuSeconds is a process's utime+stime (/proc/<pid>/stat, 100 ticks a
+// second); -1 when it cannot be read.
+func cpuSeconds(pid int) float64 {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	rest := string(stat)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return -1
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return float64(u+st) / 100
+}
+
+// perCreate is each measured process's CPU time during a phase divided by
+// its creates: steadier than latency on a shared machine.
+func perCreate(r *result) string {
+	var b strings.Builder
+	for i, secs := range r.cpu.secs {
+		fmt.Fprintf(&b, " %s %s", r.cpu.names[i], time.Duration(secs/float64(max(r.sent, 1))*float64(time.Second)).Round(time.Microsecond))
+	}
+	return b.String()
 }
