@@ -8,8 +8,9 @@
 // errors (unresolved).
 //
 // Ratcheting, as Kubernetes' validation does it: on UPDATE an error the
-// stored object has too, the same finding (type, field and detail; the
-// value is not compared), is a warning, not a denial. Runtimes, BaseModels
+// stored object has too, the same finding (type, field, detail and bad
+// value: a field changed to another wrong value is checked anew), is a
+// warning, not a denial. Runtimes, BaseModels
 // and ClusterBaseModels, a service's storage and its composed pods are
 // ratcheted this way (ratchet); ServingPolicy violations by policy, rule
 // and field (ratchetViolations).

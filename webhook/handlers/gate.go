@@ -22,7 +22,7 @@ import (
 // error is the service's component's (spec.engine: ...). So would what the
 // API server refuses in a composed pod (merge.CheckPod: a container
 // without an image, a bad name, port or env name), which is checked here
-// too (podErrors). Each error (type, field and detail) appears once. Each
+// too (podErrors). Each error (errorKey) appears once. Each
 // component is composed with its own class and view of the service (see
 // choice). ServingPolicies check the roles (policy.go).
 func (h *InferenceServices) compose(isvc *v1beta1.InferenceService, d *choice) ([]merge.ComposedRole, field.ErrorList) {

@@ -14,7 +14,7 @@ import (
 )
 
 // ratchet keeps an error of the stored object only when it is the same
-// finding: type, field and detail.
+// finding: type, field, detail and value.
 func TestRatchet(t *testing.T) {
 	p := field.NewPath("pods").Key("s-engine-0").Child("spec", "containers").Index(0).Child("image")
 	q := field.NewPath("pods").Key("s-engine-1").Child("spec", "containers").Index(0).Child("image")
@@ -29,7 +29,8 @@ func TestRatchet(t *testing.T) {
 		{name: "field changed", errs: field.ErrorList{field.Required(q, "no image")}, old: field.ErrorList{had}, still: field.ErrorList{field.Required(q, "no image")}},
 		{name: "detail changed", errs: field.ErrorList{field.Required(p, "no image; set it")}, old: field.ErrorList{had}, still: field.ErrorList{field.Required(p, "no image; set it")}},
 		{name: "type changed", errs: field.ErrorList{field.Invalid(p, "a", "no image")}, old: field.ErrorList{had}, still: field.ErrorList{field.Invalid(p, "a", "no image")}},
-		{name: "same finding on another value", errs: field.ErrorList{field.Invalid(p, "b", "bad")}, old: field.ErrorList{field.Invalid(p, "a", "bad")}, wantKept: field.ErrorList{field.Invalid(p, "b", "bad")}},
+		{name: "value changed", errs: field.ErrorList{field.Invalid(p, "b", "bad")}, old: field.ErrorList{field.Invalid(p, "a", "bad")}, still: field.ErrorList{field.Invalid(p, "b", "bad")}},
+		{name: "same value", errs: field.ErrorList{field.Invalid(p, "a", "bad")}, old: field.ErrorList{field.Invalid(p, "a", "bad")}, wantKept: field.ErrorList{field.Invalid(p, "a", "bad")}},
 		{name: "one of each", errs: field.ErrorList{had, field.Required(q, "no image")}, old: field.ErrorList{had}, still: field.ErrorList{field.Required(q, "no image")}, wantKept: field.ErrorList{had}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
