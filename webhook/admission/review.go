@@ -118,7 +118,7 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request) (review admissi
 			return deny(http.StatusUnsupportedMediaType, "berth webhook %s: content type %q is not supported, send application/json", h.Name, ct)
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := readBody(w, r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -232,4 +232,21 @@ func Invalid(kind, name string, errs field.ErrorList) *admissionv1.AdmissionResp
 func InvalidIn(group, kind, name string, errs field.ErrorList) *admissionv1.AdmissionResponse {
 	st := apierrors.NewInvalid(schema.GroupKind{Group: group, Kind: kind}, name, errs).ErrStatus
 	return &admissionv1.AdmissionResponse{Allowed: false, Result: &st}
+}
+
+// readBody reads the request body, at most MaxBodyBytes. A body whose
+// Content-Length is declared (the API server always sends it) is read
+// into one buffer of that size; io.ReadAll would grow one from 512 bytes,
+// copying the review at each step.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	n := r.ContentLength
+	if n <= 0 || n > MaxBodyBytes {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }

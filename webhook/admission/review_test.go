@@ -172,3 +172,34 @@ func FuzzHandler(f *testing.F) {
 		}
 	})
 }
+
+// The body is read whole whether its length is declared (one buffer of
+// that size) or not (chunked), and a body shorter than its declared
+// length is a bad request, as before.
+func TestHandlerReadsBodyOfAnyDeclaredLength(t *testing.T) {
+	h := &Handler{Name: "test", Decide: allowAll}
+	body := review(apiVersionV1, "abc-123")
+	for name, length := range map[string]int64{"declared": int64(len(body)), "unknown": -1} {
+		t.Run(name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "/x", bytes.NewReader(body))
+			req.ContentLength = length
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			var out map[string]any
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+			resp := out["response"].(map[string]any)
+			assert.Equal(t, "abc-123", resp["uid"])
+			assert.Equal(t, true, resp["allowed"])
+		})
+	}
+	req := httptest.NewRequest(http.MethodPost, "/x", bytes.NewReader(body))
+	req.ContentLength = int64(len(body)) + 10
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	resp := out["response"].(map[string]any)
+	assert.Equal(t, false, resp["allowed"])
+	assert.Equal(t, float64(http.StatusBadRequest), resp["status"].(map[string]any)["code"])
+	assert.Contains(t, resp["status"].(map[string]any)["message"], "cannot read request body")
+}
