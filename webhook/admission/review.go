@@ -23,6 +23,7 @@ import (
 	"mime"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -95,6 +96,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = []byte(`{"apiVersion":"` + apiVersionV1 + `","kind":"AdmissionReview","response":{"uid":"","allowed":false,"status":{"code":500,"message":"berth: cannot encode response"}}}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	// Declared, so an answer over net/http's 4 KB buffer (a large patch)
+	// is not sent chunked.
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)
 }
 

@@ -203,3 +203,20 @@ func TestHandlerReadsBodyOfAnyDeclaredLength(t *testing.T) {
 	assert.Equal(t, float64(http.StatusBadRequest), resp["status"].(map[string]any)["code"])
 	assert.Contains(t, resp["status"].(map[string]any)["message"], "cannot read request body")
 }
+
+// An answer larger than net/http's 4 KB write buffer (a large patch) is
+// sent with its length, not chunked.
+func TestHandlerDeclaresAnswerLength(t *testing.T) {
+	big := func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		r := Allowed()
+		r.Patch = []byte(`[{"op":"add","path":"/metadata/annotations","value":{"x":"` + strings.Repeat("a", 8000) + `"}}]`)
+		return r
+	}
+	srv := httptest.NewServer(&Handler{Name: "test", Decide: big})
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(review(apiVersionV1, "u")))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Empty(t, resp.TransferEncoding, "not chunked")
+	assert.Greater(t, resp.ContentLength, int64(8000))
+}
