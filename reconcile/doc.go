@@ -3,7 +3,8 @@
 // to one):
 //
 //   - reconcile/servinggroups: serving groups, their rollouts, Services,
-//     HPAs, gang PodGroups and InferenceService status;
+//     HPAs, gang PodGroups (its step reconcile/servinggroups/gang) and
+//     InferenceService status;
 //   - reconcile/models: BaseModel and ClusterBaseModel metadata;
 //   - reconcile/accelerators: AcceleratorClass status;
 //   - reconcile/classsync: AcceleratorClass discovery and the Kueue

@@ -52,7 +52,7 @@ func (c *Controller) createPod(ctx context.Context, key string, isvc *v1beta1.In
 	}
 	// Outside every revision: the router's account and the gang mark
 	// (merge.MarkPod).
-	merge.MarkPod(pod, t.Component, merge.GroupPodOptions{RouterServiceAccount: routerSA, Gang: gang.markFor(isvc, t.Component, p.Group), Pairing: p.Pairing})
+	merge.MarkPod(pod, t.Component, merge.GroupPodOptions{RouterServiceAccount: routerSA, Gang: gang.MarkFor(isvc, t.Component, p.Group), Pairing: p.Pairing})
 	c.exp.ExpectCreate(key, pod.Name)
 	c.m.write("create", "pods")
 	_, err := c.kube.CoreV1().Pods(isvc.Namespace).Create(ctx, pod, metav1.CreateOptions{})

@@ -237,70 +237,11 @@
 // Metrics: berth_model_metadata_nudges_total (every nudge patch, the
 // runtime's too); the model controller's are in reconcile/models.
 //
-// # Gang scheduling (gang.go, gangsync.go, podgroup.go)
+// # Gang scheduling (package gang)
 //
-// Kthena's ModelServing gives each ServingGroup one Volcano PodGroup. berth's serving
-// groups are per component, so the mapping is:
-//
-//   - A service without a decoder: one PodGroup per engine serving group,
-//     named as the group, <isvc>-engine-<g>; minMember = 1 + workers.
-//   - A prefill/decode service: one PodGroup <isvc>, the service's whole
-//     "ServingGroup", with roles engine and decoder: minMember =
-//     Σ_roles min(minRoleReplicas[role] (default: its replicas), replicas)
-//     × (1 + workers); Volcano's minTaskMember <role>-<g> = 1 + workers for
-//     g below that count; subGroupPolicy, one entry per role selecting
-//     ome.io/inferenceservice and ome.io/component and grouped by
-//     ome.io/group-index, only when the installed Volcano CRD's schema has
-//     spec.subGroupPolicy.
-//   - The router is never in a gang.
-//
-// It is on when the engine's (and decoder's) pods, composed as the pod
-// webhook composes them (merge.ComposePod of the pinned decision), use
-// schedulerName volcano (Volcano) or Options.CoschedulingScheduler
-// (--coscheduling-scheduler-name, default scheduler-plugins-scheduler), or
-// when spec.gangPolicy is set (its scheduler, else the pods', else
-// Volcano; pods without a schedulerName then get the backend's):
-// plan.ChooseGang. minResources sums the same composed pods' container
-// requests; queue is the service's annotation
-// scheduling.volcano.sh/queue-name, else "default" (Volcano's CRD default).
-//
-// The skeletons the reconciler creates carry the membership: annotations
-// scheduling.k8s.io/group-name=<podgroup> and volcano.sh/task-spec=
-// <component>-<g> (Volcano), or label scheduling.x-k8s.io/pod-group=
-// <podgroup> (coscheduling). The pod webhook keeps them.
-//
-// A sync plans every component first, then computes each PodGroup from
-// the marked pods that will exist after the step (plan.GangFor: the
-// formula, lowered to what exists) and orders the writes
-// (plan.GangWrites): what asks less is written before the step's pod
-// deletes, what asks more after its creates. So a rollout, scale-down or
-// recovery (ServingGroupRecreate rebuilds a group whole; its PodGroup
-// stays) never leaves a PodGroup asking for more members than exist, and
-// minMember follows role scaling. A PodGroup is created before the pods
-// of its group, written only when minMember, minTaskMember, minResources,
-// queue or subGroupPolicy differ, recreated when someone deletes it (its
-// informer queues the service), and deleted (UID precondition) when its
-// group has no pod left or gang scheduling is off. Pods made before gang
-// scheduling was on are not members and are never counted.
-//
-// PodGroups are built and read as their projects' Go types —
-// volcano.sh/apis v1.14.0 (scheduling/v1beta1; the first release with
-// subGroupPolicy) and sigs.k8s.io/scheduler-plugins v0.32.7
-// (apis/scheduling/v1alpha1) — converted to and from unstructured objects
-// for the dynamic client (runtime.DefaultUnstructuredConverter). An update
-// starts from the PodGroup read and sets only the fields above, so fields
-// of a person or the scheduler (priorityClassName, status) are kept; a
-// field unknown to those types (a newer release's) would be dropped.
-//
-// The two CRDs are watched by name (a dynamic informer each, RBAC by
-// resourceNames); the informer on a kind's PodGroups starts when its CRD
-// appears. Without the CRD nothing is created or marked and the service
-// says so. Condition GangScheduling (only while gang scheduling is on or
-// cannot be): True PodGroupsSynced (the PodGroups and their minMember);
-// False Unschedulable (a Volcano PodGroup's Unschedulable condition, else
-// the scheduler's message for a gang pod, with the PodGroups' phase);
-// False PodGroupCRDMissing (naming the CRD); False SchedulerMismatch
-// (the gang's pods name different schedulers).
+// The PodGroups of Volcano and scheduler-plugins' coscheduling, the pods'
+// membership marks and condition GangScheduling are a step of the sync,
+// in reconcile/servinggroups/gang; its doc.go has the rules.
 //
 // # ServingPolicy: the service's side (verdicts.go, quotaexceeded.go)
 //

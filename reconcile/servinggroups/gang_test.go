@@ -6,9 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,8 +14,8 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/reconcile/plan"
+	"github.com/berthdev/berth/reconcile/servinggroups/gang"
 )
 
 // volcanoCRD is Volcano's PodGroup CRD as far as the reconciler reads it:
@@ -37,6 +35,8 @@ func volcanoCRD(withSubGroups bool) *unstructured.Unstructured {
 	return u
 }
 
+var volcanoPodGroups = schema.GroupVersionResource{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"}
+
 type gangFixture struct {
 	*fixture
 	dyn *dynamicfake.FakeDynamicClient
@@ -46,9 +46,9 @@ func newGangFixture(t *testing.T, crds []runtime.Object, objs ...runtime.Object)
 	t.Helper()
 	scheme := runtime.NewScheme()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{
-		crdResource: "CustomResourceDefinitionList",
-		{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"}: "PodGroupList",
-		{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}:  "PodGroupList",
+		{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}: "CustomResourceDefinitionList",
+		{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"}:           "PodGroupList",
+		{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}:            "PodGroupList",
 	}, crds...)
 	f := newFixtureWith(t, Options{Now: time.Now, Dynamic: dyn}, objs...)
 	return &gangFixture{fixture: f, dyn: dyn}
@@ -69,7 +69,7 @@ func pdService(name, runtime string) *v1beta1.InferenceService {
 }
 
 func (f *gangFixture) podGroup(name string) *unstructured.Unstructured {
-	u, err := f.dyn.Resource(f.c.gang.backend(v1beta1.GangSchedulerVolcano).gvr).Namespace("ns").Get(f.ctx, name, metav1.GetOptions{})
+	u, err := f.dyn.Resource(volcanoPodGroups).Namespace("ns").Get(f.ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil
 	}
@@ -92,14 +92,14 @@ func TestGangPodGroupFollowsTheCRDSchema(t *testing.T) {
 			f := newGangFixture(t, []runtime.Object{volcanoCRD(withSubGroups)}, pdRuntime("rt"), pdService("pd", "rt"))
 			f.syncUntil("ns/pd", func() bool { return len(f.pods("ns")) == 5 && f.podGroup("pd") != nil })
 			pg := f.podGroup("pd")
-			obs, ok := observedPodGroup(pg, f.svc("pd"))
+			obs, ok := gang.Read(pg, f.svc("pd"))
 			require.True(t, ok, "the PodGroup is the service's")
 			want := plan.Gang{MinMember: 3, MinTaskMember: map[string]int32{"engine-0": 1, "engine-1": 1, "decoder-0": 1}}
 			if withSubGroups {
 				want.SubGroups = []plan.SubGroup{{Name: "engine", SubGroupSize: 1, MinSubGroups: 2}, {Name: "decoder", SubGroupSize: 1, MinSubGroups: 1}}
 			}
-			assert.True(t, want.Equal(obs.want.gang), "want %+v, got %+v", want, obs.want.gang)
-			assert.Equal(t, "default", obs.want.queue)
+			assert.True(t, want.Equal(obs.Spec.Gang), "want %+v, got %+v", want, obs.Spec.Gang)
+			assert.Equal(t, "default", obs.Spec.Queue)
 			for _, p := range f.pods("ns") {
 				assert.Equal(t, "pd", p.Annotations[AnnotationVolcanoGroupName], p.Name)
 				assert.Equal(t, p.Labels[v1beta1.LabelComponent]+"-"+p.Labels[v1beta1.LabelGroupIndex], p.Annotations[AnnotationVolcanoTaskSpec], p.Name)
@@ -137,12 +137,6 @@ func TestGangWithoutCRDSaysSoAndMarksNothing(t *testing.T) {
 	assert.Zero(t, f.podGroupWrites())
 }
 
-func TestHasSubGroupPolicy(t *testing.T) {
-	assert.False(t, hasSubGroupPolicy(volcanoCRD(false), "v1beta1"))
-	assert.True(t, hasSubGroupPolicy(volcanoCRD(true), "v1beta1"))
-	assert.False(t, hasSubGroupPolicy(volcanoCRD(true), "v1alpha1"), "another version's schema")
-}
-
 func (f *gangFixture) svc(name string) *v1beta1.InferenceService {
 	s, err := f.berth.OmeV1beta1().InferenceServices("ns").Get(f.ctx, name, metav1.GetOptions{})
 	require.NoError(f.t, err)
@@ -159,10 +153,10 @@ func TestGangPodGroupPerGroupFollowsGroupsAndTurnsOff(t *testing.T) {
 	f := newGangFixture(t, []runtime.Object{volcanoCRD(false)}, rt, serviceObj("chat", "rt", 2))
 	f.syncUntil("ns/chat", func() bool { return len(f.pods("ns")) == 6 && f.podGroup("chat-engine-1") != nil })
 	for _, name := range []string{"chat-engine-0", "chat-engine-1"} {
-		obs, ok := observedPodGroup(f.podGroup(name), f.svc("chat"))
+		obs, ok := gang.Read(f.podGroup(name), f.svc("chat"))
 		require.True(t, ok)
-		assert.Equal(t, int32(3), obs.want.gang.MinMember, name)
-		assert.Empty(t, obs.want.gang.MinTaskMember, "one group: minMember says it all")
+		assert.Equal(t, int32(3), obs.Spec.Gang.MinMember, name)
+		assert.Empty(t, obs.Spec.Gang.MinTaskMember, "one group: minMember says it all")
 	}
 
 	s := f.svc("chat")
@@ -187,74 +181,4 @@ func TestGangPodGroupPerGroupFollowsGroupsAndTurnsOff(t *testing.T) {
 	f.syncUntil("ns/chat", func() bool {
 		return f.podGroup("chat-engine-0") == nil && meta.FindStatusCondition(f.svc("chat").Status.Conditions, ConditionGangScheduling) == nil
 	})
-}
-
-// The task a pod's Volcano mark names (merge.GangTaskName) is the key the
-// PodGroup's minTaskMember uses (plan.TaskName).
-func TestGangTaskNamesAgree(t *testing.T) {
-	for _, c := range []struct {
-		component string
-		group     int
-	}{{"engine", 0}, {"decoder", 7}, {"engine", 12}} {
-		if got, want := merge.GangTaskName(c.component, c.group), plan.TaskName(c.component, int32(c.group)); got != want {
-			t.Errorf("merge.GangTaskName(%q, %d) = %q, plan.TaskName = %q", c.component, c.group, got, want)
-		}
-	}
-}
-
-// An update of a PodGroup goes through its backend's Go type: the fields
-// berth owns are set, the others (a person's priorityClassName, the
-// scheduler's status) come back as they were, and reading the result back
-// gives what was written.
-func TestPodGroupUpdateKeepsOthersFields(t *testing.T) {
-	isvc := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: "pd", Namespace: "ns", UID: "isvc-uid"}}
-	yes := true
-	owner := []any{map[string]any{"apiVersion": "ome.io/v1beta1", "kind": "InferenceService", "name": "pd", "uid": "isvc-uid", "controller": yes}}
-	base := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-		"metadata": map[string]any{"name": "pd", "namespace": "ns", "uid": "pg-uid", "resourceVersion": "7", "ownerReferences": owner},
-		"spec": map[string]any{"minMember": int64(1), "queue": "default", "priorityClassName": "high",
-			"minTaskMember": map[string]any{"engine-0": int64(1)}},
-		"status": map[string]any{"phase": "Pending", "conditions": []any{map[string]any{
-			"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": "2/3 tasks in gang unschedulable"}}},
-	}}
-	obs, ok := observedPodGroup(base, isvc)
-	require.True(t, ok)
-	assert.Equal(t, "Pending", obs.phase)
-	require.NotNil(t, obs.unschedulable, "Volcano's Unschedulable condition is read")
-	assert.Equal(t, "NotEnoughResources", obs.unschedulable.Reason)
-	assert.Equal(t, map[string]int32{"engine-0": 1}, obs.want.gang.MinTaskMember)
-
-	g := &gangPlan{backend: newGangs(nil, 0).backend(v1beta1.GangSchedulerVolcano)}
-	want := pgWant{queue: "q1", gang: plan.Gang{MinMember: 3, MinResources: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")},
-		SubGroups: []plan.SubGroup{{Name: "engine", SubGroupSize: 1, MinSubGroups: 2}}}}
-	u, err := g.podGroup(isvc, "pd", want, base)
-	require.NoError(t, err)
-	assert.Equal(t, "7", u.GetResourceVersion(), "an update of the object read")
-	pc, _, _ := unstructured.NestedString(u.Object, "spec", "priorityClassName")
-	assert.Equal(t, "high", pc, "a field berth does not own is kept")
-	_, hasTasks, _ := unstructured.NestedMap(u.Object, "spec", "minTaskMember")
-	assert.False(t, hasTasks, "minTaskMember no longer wanted")
-	sgs, _, _ := unstructured.NestedSlice(u.Object, "spec", "subGroupPolicy")
-	assert.Equal(t, []any{map[string]any{"name": "engine", "subGroupSize": int64(1), "minSubGroups": int64(2),
-		"labelSelector":  map[string]any{"matchLabels": map[string]any{v1beta1.LabelInferenceService: "pd", v1beta1.LabelComponent: "engine"}},
-		"matchLabelKeys": []any{v1beta1.LabelGroupIndex}}}, sgs)
-	phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-	assert.Equal(t, "Pending", phase, "the scheduler's status is kept")
-
-	back, ok := observedPodGroup(u, isvc)
-	require.True(t, ok)
-	assert.True(t, want.gang.Equal(back.want.gang), "read back: want %+v, got %+v", want.gang, back.want.gang)
-	assert.Equal(t, "q1", back.want.queue)
-
-	// A new one carries the owner and no status; a Coscheduling PodGroup
-	// says minMember and minResources only.
-	g.backend = newGangs(nil, 0).backend(v1beta1.GangSchedulerCoscheduling)
-	u, err = g.podGroup(isvc, "pd-engine-0", want, nil)
-	require.NoError(t, err)
-	assert.Equal(t, "scheduling.x-k8s.io/v1alpha1", u.GetAPIVersion())
-	assert.True(t, metav1.IsControlledBy(u, isvc))
-	assert.NotContains(t, u.Object, "status")
-	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
-	assert.Equal(t, map[string]any{"minMember": int64(3), "minResources": map[string]any{"nvidia.com/gpu": "2"}}, spec)
 }

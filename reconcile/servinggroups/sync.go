@@ -180,7 +180,7 @@ func (c *Controller) syncComponents(ctx context.Context, key string, isvc *v1bet
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := c.writeGangs(ctx, isvc, gang, gangWrites(gang, true)); err != nil {
+	if err := c.writeGangsBeforePods(ctx, isvc, gang); err != nil {
 		return nil, nil, err
 	}
 	// Every component's step is applied even when a write of another
@@ -195,20 +195,10 @@ func (c *Controller) syncComponents(ctx context.Context, key string, isvc *v1bet
 	if err := errors.Join(applyErrs...); err != nil {
 		return results, gang, err
 	}
-	if err := c.writeGangs(ctx, isvc, gang, gangWrites(gang, false)); err != nil {
+	if err := c.writeGangsAfterPods(ctx, isvc, gang); err != nil {
 		return nil, nil, err
 	}
 	return results, gang, c.deleteGangs(ctx, isvc, gang)
-}
-
-func gangWrites(g *gangPlan, before bool) []pgWrite {
-	switch {
-	case g == nil:
-		return nil
-	case before:
-		return g.before
-	}
-	return g.after
 }
 
 // planComponents runs the planner for every component.
