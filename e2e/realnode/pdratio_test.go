@@ -241,7 +241,8 @@ func TestPrefillDecodeRatioRolloutServesOnRealNode(t *testing.T) {
 		return func(s *v1beta1.InferenceService) bool {
 			return len(s.Status.Pairings) == 1 && s.Status.Pairings[0].Pairing != not &&
 				s.Status.Pairings[0].ReadyPrefill == want && s.Status.Pairings[0].ReadyDecode == 2*want &&
-				s.Status.Components[v1beta1.ComponentRouter].ReadyReplicas == want // one router per ratio unit
+				// One router per ratio unit, within the runtime's maxReplicas (1).
+				s.Status.Components[v1beta1.ComponentRouter].ReadyReplicas == 1
 		}
 	}
 	isvc := waitService(t, c, ns, "pdr", 5*time.Minute, "2 prefill and 4 decode groups Ready at one pairing", pairs(2, ""))
