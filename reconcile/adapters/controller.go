@@ -34,13 +34,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -48,6 +46,7 @@ import (
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	"github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/byservice"
 )
 
 // Options configure the controller; zero values are the defaults.
@@ -75,7 +74,7 @@ type Controller struct {
 	kube     kubernetes.Interface
 	berth    versioned.Interface
 	services listers.InferenceServiceLister
-	pods     corelisters.PodLister
+	podIndex cache.Indexer // pods by service (internal/byservice)
 	podInf   kubeinformers.SharedInformerFactory
 	synced   []cache.InformerSynced
 	queue    workqueue.TypedRateLimitingInterface[string]
@@ -106,7 +105,8 @@ func New(kube kubernetes.Interface, berth versioned.Interface, shared berthinfor
 	}
 	isvcs := shared.Ome().V1beta1().InferenceServices()
 	pods := podInf.Core().V1().Pods()
-	c := &Controller{kube: kube, berth: berth, services: isvcs.Lister(), pods: pods.Lister(), podInf: podInf,
+	utilruntime.Must(byservice.Add(pods.Informer()))
+	c := &Controller{kube: kube, berth: berth, services: isvcs.Lister(), podIndex: pods.Informer().GetIndexer(), podInf: podInf,
 		synced: []cache.InformerSynced{isvcs.Informer().HasSynced, pods.Informer().HasSynced},
 		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		opts:   o, log: o.Log.With("controller", "adapters")}
@@ -191,7 +191,7 @@ func (c *Controller) sync(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	pods, err := c.pods.Pods(ns).List(labels.SelectorFromSet(labels.Set{v1beta1.LabelInferenceService: name}))
+	pods, err := byservice.For[*corev1.Pod](c.podIndex, ns, name)
 	if err != nil {
 		return false, err
 	}

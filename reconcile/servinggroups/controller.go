@@ -32,6 +32,7 @@ import (
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/byservice"
 	"github.com/berthdev/berth/reconcile/plan"
 )
 
@@ -82,6 +83,10 @@ type Controller struct {
 	svcs            corelisters.ServiceLister
 	hpas            autoscalinglisters.HorizontalPodAutoscalerLister
 	revisions       appslisters.ControllerRevisionLister // recorded revisions (revisions.go)
+	// A service's pods, Services and ControllerRevisions, indexed by
+	// service (internal/byservice): a sync reads its own, not the
+	// namespace's.
+	podIndex, svcIndex, revisionIndex cache.Indexer
 	// The router's ServiceAccount, Role and RoleBinding (routerrbac.go).
 	serviceAccounts corelisters.ServiceAccountLister
 	roles           rbaclisters.RoleLister
@@ -179,6 +184,9 @@ func (c *Controller) wireInformers() {
 	c.classes, c.profiles, c.pods, c.svcs, c.hpas = acs.Lister(), profs.Lister(), pods.Lister(), svcs.Lister(), hpas.Lister()
 	sas, roles, bindings := c.kubeInformers.Core().V1().ServiceAccounts(), c.kubeInformers.Rbac().V1().Roles(), c.kubeInformers.Rbac().V1().RoleBindings()
 	c.serviceAccounts, c.roles, c.roleBindings = sas.Lister(), roles.Lister(), bindings.Lister()
+	utilruntime.Must(byservice.Add(pods.Informer()))
+	utilruntime.Must(byservice.Add(svcs.Informer()))
+	c.podIndex, c.svcIndex = pods.Informer().GetIndexer(), svcs.Informer().GetIndexer()
 
 	must := func(_ cache.ResourceEventHandlerRegistration, err error) { utilruntime.Must(err) }
 	must(isvcs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{

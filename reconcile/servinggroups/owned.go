@@ -7,9 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/byservice"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/reconcile/plan"
 )
@@ -52,7 +52,7 @@ func (c *Controller) syncServices(ctx context.Context, isvc *v1beta1.InferenceSe
 			errs = append(errs, c.ensureService(ctx, isvc, svc))
 		}
 	}
-	existing, err := c.svcs.Services(isvc.Namespace).List(labels.SelectorFromSet(labels.Set{v1beta1.LabelInferenceService: isvc.Name}))
+	existing, err := byservice.For[*corev1.Service](c.svcIndex, isvc.Namespace, isvc.Name)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}

@@ -13,12 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/byservice"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/reconcile/plan"
 )
@@ -73,6 +73,8 @@ func RevisionName(service, component, rev string) string {
 func (c *Controller) wireRevisions() {
 	inf := c.kubeInformers.Apps().V1().ControllerRevisions()
 	c.revisions = inf.Lister()
+	utilruntime.Must(byservice.Add(inf.Informer()))
+	c.revisionIndex = inf.Informer().GetIndexer()
 	_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueOwner,
 		UpdateFunc: func(_, n any) { c.enqueueOwner(n) },
@@ -92,12 +94,14 @@ type history struct {
 // by revision.
 func (c *Controller) records(isvc *v1beta1.InferenceService, component string) map[string]*appsv1.ControllerRevision {
 	out := map[string]*appsv1.ControllerRevision{}
-	sel := labels.SelectorFromSet(labels.Set{v1beta1.LabelInferenceService: isvc.Name, v1beta1.LabelComponent: component})
-	list, err := c.revisions.ControllerRevisions(isvc.Namespace).List(sel)
+	list, err := byservice.For[*appsv1.ControllerRevision](c.revisionIndex, isvc.Namespace, isvc.Name)
 	if err != nil {
 		return out
 	}
 	for _, r := range list {
+		if r.Labels[v1beta1.LabelComponent] != component {
+			continue
+		}
 		if rev := r.Labels[v1beta1.AnnotationRevision]; rev != "" && metav1.IsControlledBy(r, isvc) {
 			out[rev] = r
 		}

@@ -11,10 +11,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/byservice"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/reconcile/plan"
 )
@@ -74,7 +74,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, nil // the informer events of our own writes requeue the service
 	}
 	isvc = isvc.DeepCopy()
-	all, err := c.pods.Pods(ns).List(labels.SelectorFromSet(labels.Set{v1beta1.LabelInferenceService: name}))
+	all, err := byservice.For[*corev1.Pod](c.podIndex, ns, name)
 	if err != nil {
 		return 0, err
 	}
