@@ -315,8 +315,8 @@ func TestDecisionSpoofedPinIsReDecided(t *testing.T) {
 	// is denied, naming the annotation; the stored pin is unchanged.
 	out, err := kubectl(t, "", "annotate", "--overwrite", "-n", ns, "inferenceservice", "chat", v1beta1.AnnotationResolvedRuntime+"="+badRef)
 	require.Error(t, err, "the pin edit to %s was admitted:\n%s", badRef, out)
-	assert.Contains(t, out, "denied")
-	assert.Contains(t, out, v1beta1.AnnotationResolvedRuntime, "the denial names the annotation")
+	assert.Contains(t, out, `The InferenceService "chat" is invalid`)
+	assert.Contains(t, out, "metadata.annotations["+v1beta1.AnnotationResolvedRuntime+"]", "the denial's cause is the annotation")
 	assert.Contains(t, out, bad.Name, "the denial names the runtime")
 	assert.Equal(t, goodRef, getService(t, ns, "chat").Annotations[v1beta1.AnnotationResolvedRuntime])
 

@@ -108,8 +108,8 @@ func (h *InferenceServices) selectOnce(isvc *v1beta1.InferenceService) (*choice,
 func (h *InferenceServices) decoderDecision(isvc *v1beta1.InferenceService, engine *selection.Decision, class string) (*selection.Decision, error) {
 	view, field := classView(isvc, v1beta1.ComponentDecoder)
 	if a := strings.TrimSpace(view.Annotations[v1beta1.AnnotationAcceleratorClass]); class != "" && a != "" && a != class {
-		return nil, fmt.Errorf("InferenceService %s/%s: annotation %s=%q contradicts annotation %s=%q, which chooses the decoder's class too; remove the first and berth resolves the decoder's class again",
-			isvc.Namespace, isvc.Name, pin.DecoderClassAnnotation, class, v1beta1.AnnotationAcceleratorClass, a)
+		return nil, denyPin(isvc, annotationPath(pin.DecoderClassAnnotation), "annotation %s=%q contradicts annotation %s=%q, which chooses the decoder's class too; remove the first and berth resolves the decoder's class again",
+			pin.DecoderClassAnnotation, class, v1beta1.AnnotationAcceleratorClass, a)
 	}
 	probe := view.DeepCopy()
 	kind := engine.Runtime.Kind

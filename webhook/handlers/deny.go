@@ -10,6 +10,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/selection"
 	"github.com/berthdev/berth/webhook/admission"
 )
@@ -71,8 +72,15 @@ func invalidWithHead(group, kind, name, head string, errs field.ErrorList, warni
 // was asked and every candidate with why it lost; its causes are
 // selection.Error.Errors: the reason at the service's field it is about,
 // then each candidate, its line whole, at the field that made it lose.
-// Another error (a pin that contradicts the spec) is its text alone.
+// A pinDenial (a pin that contradicts the spec) has its one cause; any
+// other error is its text alone.
 func unresolved(name string, err error) *admissionv1.AdmissionResponse {
+	var pd *pinDenial
+	if errors.As(err, &pd) {
+		resp := admission.Invalid("InferenceService", name, field.ErrorList{pd.cause})
+		resp.Result.Message = err.Error()
+		return resp
+	}
 	var se *selection.Error
 	if !errors.As(err, &se) {
 		return admission.Denied(http.StatusUnprocessableEntity, err.Error())
@@ -81,6 +89,25 @@ func unresolved(name string, err error) *admissionv1.AdmissionResponse {
 	resp.Result.Message = err.Error()
 	return resp
 }
+
+// pinDenial is a pin (or a class annotation beside it) the webhook
+// refuses for a reason of its own, not selection's: the message is the
+// service's name and the detail, the one cause the annotation or field at
+// fault (unresolved).
+type pinDenial struct {
+	service string
+	cause   *field.Error
+}
+
+func (e *pinDenial) Error() string { return e.service + ": " + e.cause.Detail }
+
+// denyPin is a pinDenial of the service at path.
+func denyPin(isvc *v1beta1.InferenceService, path *field.Path, format string, args ...any) error {
+	return &pinDenial{service: "InferenceService " + isvc.Namespace + "/" + isvc.Name, cause: fieldError(path, fmt.Sprintf(format, args...))}
+}
+
+// annotationPath is the field path of an annotation.
+func annotationPath(key string) *field.Path { return field.NewPath("metadata", "annotations").Key(key) }
 
 // lines prints errs one causeLine each, in order.
 func lines(errs field.ErrorList) []string {

@@ -236,8 +236,8 @@ func (h *InferenceServices) verifyPin(isvc *v1beta1.InferenceService, p pin.Pin)
 		return c, nil
 	}
 	if isvc.Spec.Decoder == nil && d.Runtime.Spec.DecoderConfig == nil {
-		return nil, fmt.Errorf("InferenceService %s/%s: annotation %s=%q pins a decoder class, but neither the service nor %s has a decoder; remove the annotation",
-			isvc.Namespace, isvc.Name, pin.DecoderClassAnnotation, p.DecoderAcceleratorClass, d.RuntimeRef())
+		return nil, denyPin(isvc, annotationPath(pin.DecoderClassAnnotation), "annotation %s=%q pins a decoder class, but neither the service nor %s has a decoder; remove the annotation",
+			pin.DecoderClassAnnotation, p.DecoderAcceleratorClass, d.RuntimeRef())
 	}
 	if c.decoder, err = h.decoderDecision(isvc, d, p.DecoderAcceleratorClass); err != nil {
 		return nil, err
@@ -247,17 +247,16 @@ func (h *InferenceServices) verifyPin(isvc *v1beta1.InferenceService, p pin.Pin)
 
 // verifyEnginePin checks the runtime and the engine's class of a pin.
 func (h *InferenceServices) verifyEnginePin(isvc *v1beta1.InferenceService, p pin.Pin) (*selection.Decision, error) {
-	svc := "InferenceService " + isvc.Namespace + "/" + isvc.Name
 	if _, err := pin.Read(isvc); err != nil {
-		return nil, fmt.Errorf("%s: %v; remove it and berth resolves the runtime again", svc, err)
+		return nil, denyPin(isvc, annotationPath(pin.RuntimeAnnotation), "%v; remove it and berth resolves the runtime again", err)
 	}
 	kind, name := p.RuntimeKind, p.RuntimeName
 	if r := isvc.Spec.Runtime; r != nil && r.Name != "" && (r.Name != name || (r.Kind != nil && *r.Kind != kind)) {
-		return nil, fmt.Errorf("%s: annotation %s=%s contradicts spec.runtime (%s); remove the annotation and berth resolves the runtime again", svc, pin.RuntimeAnnotation, p.Runtime(), r.Name)
+		return nil, denyPin(isvc, annotationPath(pin.RuntimeAnnotation), "annotation %s=%s contradicts spec.runtime (%s); remove the annotation and berth resolves the runtime again", pin.RuntimeAnnotation, p.Runtime(), r.Name)
 	}
 	view, field := classView(isvc, v1beta1.ComponentEngine)
 	if a := strings.TrimSpace(view.Annotations[v1beta1.AnnotationAcceleratorClass]); a != "" && a != p.AcceleratorClass {
-		return nil, fmt.Errorf("%s: annotation %s=%q contradicts annotation %s=%q; remove the first and berth resolves the class again", svc, pin.ClassAnnotation, p.AcceleratorClass, v1beta1.AnnotationAcceleratorClass, a)
+		return nil, denyPin(isvc, annotationPath(pin.ClassAnnotation), "annotation %s=%q contradicts annotation %s=%q; remove the first and berth resolves the class again", pin.ClassAnnotation, p.AcceleratorClass, v1beta1.AnnotationAcceleratorClass, a)
 	}
 	probe := view.DeepCopy()
 	probe.Spec.Runtime = &v1beta1.ServingRuntimeRef{Name: name, Kind: &kind}
@@ -276,7 +275,7 @@ func (h *InferenceServices) verifyEnginePin(isvc *v1beta1.InferenceService, p pi
 	}
 	renameInDecision(d, field)
 	if got := d.AcceleratorClassName(); got != p.AcceleratorClass {
-		return nil, fmt.Errorf("%s: the pin names no AcceleratorClass, but %s needs one for this service (berth would choose %s); remove annotation %s and berth decides again", svc, p.Runtime(), got, pin.RuntimeAnnotation)
+		return nil, denyPin(isvc, annotationPath(pin.ClassAnnotation), "the pin names no AcceleratorClass, but %s needs one for this service (berth would choose %s); remove annotation %s and berth decides again", p.Runtime(), got, pin.RuntimeAnnotation)
 	}
 	if p.AcceleratorClass != "" && view.Annotations[v1beta1.AnnotationAcceleratorClass] == "" {
 		for i, l := range d.Explanation { // the pin chose the class, not the user's annotation
@@ -286,9 +285,23 @@ func (h *InferenceServices) verifyEnginePin(isvc *v1beta1.InferenceService, p pi
 	return d, nil
 }
 
-// pinError rewords selection's messages about an explicit choice, which
-// name the fields the probe set, to name the annotations the pin is in.
-func pinError(err error) error { return fmt.Errorf("%s", pinWords.Replace(err.Error())) }
+// pinError rewords selection's error about an explicit choice, which
+// names the fields the probe set, to name the annotations the pin is in,
+// in its text and in its causes' paths; it stays a selection.Error, but
+// without its code: a failed pin is denied, never taken for a reference
+// the request brings and admission waits for (waits).
+func pinError(err error) error {
+	err = rewordError(err, pinWords.Replace, pinPaths.Replace)
+	if se, ok := err.(*selection.Error); ok {
+		se.Code = ""
+	}
+	return err
+}
+
+var pinPaths = strings.NewReplacer(
+	"spec.runtime.name", annotationPath(pin.RuntimeAnnotation).String(),
+	annotationPath(v1beta1.AnnotationAcceleratorClass).String(), annotationPath(pin.ClassAnnotation).String(),
+)
 
 var pinWords = strings.NewReplacer(
 	": spec.runtime.name: ", ": annotation "+pin.RuntimeAnnotation+": ",

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 )
@@ -68,6 +69,38 @@ func TestUpdateEditingThePinToAnIncompatibleRuntimeIsDenied(t *testing.T) {
 	msg := resp.Result.Message
 	assert.Contains(t, msg, "annotation ome.io/resolved-runtime")
 	assert.Contains(t, msg, "kserve-sklearnserver cannot serve BaseModel/mistral-7b-instruct")
+	// kubectl prints the causes: the pin's annotation is the field at fault.
+	require.NotNil(t, resp.Result.Details)
+	require.NotEmpty(t, resp.Result.Details.Causes)
+	fields := map[string]bool{}
+	for _, c := range resp.Result.Details.Causes {
+		fields[c.Field] = true
+	}
+	assert.True(t, fields["metadata.annotations[ome.io/resolved-runtime]"], "causes %+v", resp.Result.Details.Causes)
+	assert.False(t, fields["spec.runtime.name"], "the service names no runtime: %+v", resp.Result.Details.Causes)
+}
+
+// A pin that contradicts spec.runtime reaching the validating handler
+// (a later mutating webhook edited the service) is denied with the pin's
+// annotation as the one cause.
+func TestPinContradictingSpecRuntimeIsDeniedAtTheAnnotation(t *testing.T) {
+	a := seedWorld(t)
+	isvc := seedService(t, "api/v1beta1/testdata/seeds/000-isvc-auto-select.yaml")
+	req := request(t, admissionv1.Create, "InferenceService", isvc, nil, isvc.Namespace, isvc.Name)
+	req.Object.Raw = applyPatch(t, req.Object.Raw, a.isvcs().Mutate(ctx, req))
+	var pinned v1beta1.InferenceService
+	require.NoError(t, json.Unmarshal(req.Object.Raw, &pinned))
+	require.Equal(t, "ClusterServingRuntime/srt-mistral-7b-instruct-2", pinned.Annotations[v1beta1.AnnotationResolvedRuntime])
+	pinned.Spec.Runtime = &v1beta1.ServingRuntimeRef{Name: "srt-mistral-7b-instruct"}
+	req = request(t, admissionv1.Create, "InferenceService", &pinned, nil, isvc.Namespace, isvc.Name)
+
+	resp := a.isvcs().Validate(ctx, req)
+	require.False(t, resp.Allowed)
+	detail := "annotation ome.io/resolved-runtime=ClusterServingRuntime/srt-mistral-7b-instruct-2 contradicts spec.runtime (srt-mistral-7b-instruct); remove the annotation and berth resolves the runtime again"
+	assert.Equal(t, "InferenceService "+isvc.Namespace+"/"+isvc.Name+": "+detail, resp.Result.Message)
+	require.NotNil(t, resp.Result.Details)
+	assert.Equal(t, []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "metadata.annotations[ome.io/resolved-runtime]", Message: "Invalid value: " + detail}},
+		resp.Result.Details.Causes)
 }
 
 // An UPDATE that edits the pin to a compatible runtime is honoured and the
