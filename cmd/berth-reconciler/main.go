@@ -11,7 +11,8 @@
 // AcceleratorClass status (reconcile/accelerators) and, when asked,
 // discovers classes and syncs them with Kueue (reconcile/classsync). The manager
 // (reconcile/manager) runs the controllers --controllers names. Run with
-// -h for the flags.
+// -h for the flags. Unless GOGC is set in its environment it runs with
+// GOGC=50 (gc.go).
 package main
 
 import (
@@ -47,6 +48,7 @@ func run(args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	setGCDefault(os.Getenv)
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(fs.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
