@@ -27,8 +27,8 @@ const (
 var (
 	fieldClassAnnotation    = annotationField(v1beta1.AnnotationAcceleratorClass)
 	fieldStrategyAnnotation = annotationField(v1beta1.AnnotationSelectionStrategy)
-	fieldPinnedRuntime      = annotationField(v1beta1.AnnotationResolvedRuntime)
-	fieldPinnedClass        = annotationField(v1beta1.AnnotationResolvedAcceleratorClass)
+	fieldPinnedRuntime      = v1beta1.FieldResolvedRuntime
+	fieldPinnedClass        = v1beta1.FieldResolvedAcceleratorClass
 )
 
 func annotationField(key string) string {

@@ -32,6 +32,11 @@ const (
 	// the engine's, or the decoder's override chose it. Absent: the decoder
 	// runs on the engine's class (ome.io/resolved-accelerator-class).
 	AnnotationResolvedDecoderAcceleratorClass = "ome.io/resolved-decoder-accelerator-class"
+	// FieldResolvedRuntime and FieldResolvedAcceleratorClass are the field
+	// paths of the two pins, for errors that name them as the field at
+	// fault (selection's Resolve); naming a path reads nothing.
+	FieldResolvedRuntime          = "metadata.annotations[" + AnnotationResolvedRuntime + "]"
+	FieldResolvedAcceleratorClass = "metadata.annotations[" + AnnotationResolvedAcceleratorClass + "]"
 	// AnnotationResolvedInputs records a digest of the inputs the pinned
 	// decision was made from, so an UPDATE re-resolves only when they change.
 	AnnotationResolvedInputs = "ome.io/resolved-inputs"
