@@ -1,9 +1,9 @@
 package testengine
 
 import (
-	"slices"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
