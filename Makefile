@@ -5,8 +5,8 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 MODULE          := github.com/berthdev/berth
-CONTROLLER_GEN  := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.19.0
-CODEGEN_VERSION := v0.34.4
+CONTROLLER_GEN  := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.20.1
+CODEGEN_VERSION := v0.35.3
 CLIENT_GEN      := go run k8s.io/code-generator/cmd/client-gen@$(CODEGEN_VERSION)
 LISTER_GEN      := go run k8s.io/code-generator/cmd/lister-gen@$(CODEGEN_VERSION)
 INFORMER_GEN    := go run k8s.io/code-generator/cmd/informer-gen@$(CODEGEN_VERSION)
@@ -105,9 +105,10 @@ generate-kueue-crds:
 	chmod 644 $(KUEUE_CRDS)/*.yaml
 
 # cert-manager's CRDs: the e2e suite installs them to apply the
-# cert-manager overlay to a real apiserver. Rendered from deploy/crds of the
-# github.com/cert-manager/cert-manager module go.mod pins (Helm templates in
-# comments and labels, filled as its chart does by default).
+# cert-manager overlay to a real apiserver. Rendered from the Helm chart's
+# CRD templates (deploy/charts/cert-manager/templates/crd-*.yaml) of the
+# github.com/cert-manager/cert-manager module go.mod pins, filled as the
+# chart does by default.
 CERT_MANAGER_CRDS := e2e/testdata/cert-manager-crds
 
 .PHONY: generate-cert-manager-crds
@@ -156,7 +157,9 @@ test: deps images ## Everything: unit tests and the e2e suites against a real co
 # --- local control plane: etcd, Kubernetes v1.34.4 built from the Go
 # module proxy through hack/kube-build, kwok. Each is built once into a
 # versioned folder and reused; internal/devenv/cluster looks for them there
-# (or in $BERTH_KUBE_BIN_DIR, next to bin/berth, or in $PATH).
+# (or in $BERTH_KUBE_BIN_DIR, next to bin/berth, or in $PATH). berth's own
+# k8s.io/* client libraries (go.mod) are v0.35: one minor newer than these
+# servers, within Kubernetes' supported version skew.
 K8S_VERSION  := v1.34.4
 K8S_BIN      := bin/k8s-$(K8S_VERSION)
 K8S_LDFLAGS  := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
@@ -188,13 +191,15 @@ SCHED_PLUGINS_CMDS    := scheduler controller
 # cert-manager test, built through hack/cert-manager-build from the
 # github.com/cert-manager/cert-manager module (upstream's cmd/* modules are
 # not served; the wrapper's mains run the served pkg/controller packages).
-CERT_MANAGER_VERSION := v1.18.2
+# The version is the one berth's go.mod pins (its API types and CRDs);
+# hack/cert-manager-build/go.mod must pin the same, which the build checks.
+CERT_MANAGER_VERSION := $(shell awk '$$1 == "github.com/cert-manager/cert-manager" {print $$2}' go.mod)
 CERT_MANAGER_BIN     := bin/cert-manager-$(CERT_MANAGER_VERSION)
 CERT_MANAGER_CMDS    := controller cainjector
 # Kueue: its controller manager (cmd/kueue) for the e2e tests of the Kueue
-# ResourceFlavor sync, built through hack/kueue-build (Kueue v0.17.0
-# requires k8s.io/* v0.35, which berth's own module does not take). Must
-# match internal/devenv/kueue.Version.
+# ResourceFlavor sync, built through hack/kueue-build (cmd/kueue brings
+# every job framework Kueue integrates; berth's module imports only its API
+# types, at the same version). Must match internal/devenv/kueue.Version.
 KUEUE_VERSION := v0.17.0
 KUEUE_BIN     := bin/kueue-$(KUEUE_VERSION)
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -239,6 +244,9 @@ $(SCHED_PLUGINS_BIN)/scheduler-plugins-%:
 
 # About 21 minutes wall (under 5 CPU-minutes) for both on 2 cores at load 20.
 $(CERT_MANAGER_BIN)/cert-manager-%:
+	@v=$$(cd hack/cert-manager-build && go list -m -f '{{.Version}}' github.com/cert-manager/cert-manager); \
+	  if [ "$$v" != "$(CERT_MANAGER_VERSION)" ]; then \
+	    echo "hack/cert-manager-build pins cert-manager $$v, go.mod $(CERT_MANAGER_VERSION): make them the same"; exit 1; fi
 	@mkdir -p $(CERT_MANAGER_BIN)
 	cd hack/cert-manager-build && go build -o $(CURDIR)/$@ ./$*
 

@@ -189,10 +189,10 @@ func TestCRDsRejectInvalidObjects(t *testing.T) {
 	}{
 		{"priority 0", rt, "spec.supportedModelFormats.0.priority", int64(0), "spec.supportedModelFormats[0].priority: Invalid value: 0: spec.supportedModelFormats[0].priority in body should be greater than or equal to 1"},
 		{"negative minReplicas", rt, "spec.engineConfig.minReplicas", int64(-1), "spec.engineConfig.minReplicas in body should be greater than or equal to 0"},
-		{"min > max replicas in engine", rt, "spec.engineConfig.minReplicas", int64(4), "spec.engineConfig: Invalid value: \"object\": minReplicas must not be greater than maxReplicas"},
+		{"min > max replicas in engine", rt, "spec.engineConfig.minReplicas", int64(4), "spec.engineConfig: Invalid value: minReplicas must not be greater than maxReplicas"},
 		{"maxReplicas 0 means unbounded", rtPD, "spec.decoderConfig.maxReplicas", int64(0), ""},
-		{"min > max replicas in router", rtPD, "spec.routerConfig.minReplicas", int64(3), "spec.routerConfig: Invalid value: \"object\": minReplicas must not be greater than maxReplicas"},
-		{"min > max replicas in InferenceService engine", seedsDir + "/000-isvc-explicit-runtime.yaml", "spec.engine.minReplicas", int64(2), "spec.engine: Invalid value: \"object\": minReplicas must not be greater than maxReplicas"},
+		{"min > max replicas in router", rtPD, "spec.routerConfig.minReplicas", int64(3), "spec.routerConfig: Invalid value: minReplicas must not be greater than maxReplicas"},
+		{"min > max replicas in InferenceService engine", seedsDir + "/000-isvc-explicit-runtime.yaml", "spec.engine.minReplicas", int64(2), "spec.engine: Invalid value: minReplicas must not be greater than maxReplicas"},
 		{"unknown protocol", rt, "spec.protocolVersions.0", "grpc", `spec.protocolVersions[0]: Unsupported value: "grpc"`},
 		{"unknown InferenceService protocol", isvc, "spec.protocolVersion", "openai", `spec.protocolVersion: Unsupported value: "openai"`},
 		{"bad strategy", isvcC, "spec.acceleratorSelector.strategy", "fastest", `spec.acceleratorSelector.strategy: Unsupported value: "fastest": supported values: "performance", "cost", "balanced"`},

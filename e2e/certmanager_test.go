@@ -37,8 +37,8 @@ import (
 	"github.com/berthdev/berth/webhook/server"
 )
 
-// certManagerCRDs are the CRDs github.com/cert-manager/cert-manager ships
-// in deploy/crds, rendered by `make generate-cert-manager-crds`.
+// certManagerCRDs are the CRDs github.com/cert-manager/cert-manager's Helm
+// chart installs, rendered by `make generate-cert-manager-crds`.
 var certManagerCRDs = []string{
 	"certificaterequests.cert-manager.io", "certificates.cert-manager.io", "challenges.acme.cert-manager.io",
 	"clusterissuers.cert-manager.io", "issuers.cert-manager.io", "orders.acme.cert-manager.io",
@@ -183,7 +183,7 @@ func strictDecode(t *testing.T, js []byte, out any) {
 // certManagerVersion is the github.com/cert-manager/cert-manager go.mod
 // pins; make deps builds its controller and CA injector into
 // bin/cert-manager-<version>/ through hack/cert-manager-build.
-const certManagerVersion = "v1.18.2"
+const certManagerVersion = "v1.20.0"
 
 var startCertManager sync.Once
 

@@ -79,6 +79,7 @@ func mergePodLevel(dst *corev1.PodSpec, src *v1beta1.PodSpec) {
 		dst.Resources = src.Resources.DeepCopy()
 	}
 	setPtr(&dst.HostnameOverride, src.HostnameOverride)
+	setPtr(&dst.WorkloadRef, src.WorkloadRef)
 }
 
 // setPtr copies *src into a fresh *dst when src is set.

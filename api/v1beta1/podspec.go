@@ -185,6 +185,8 @@ type PodSpec struct {
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	// +optional
 	HostnameOverride *string `json:"hostnameOverride,omitempty"`
+	// +optional
+	WorkloadRef *corev1.WorkloadReference `json:"workloadRef,omitempty"`
 }
 
 // CorePodSpec returns the spec as a core pod spec.

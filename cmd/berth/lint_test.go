@@ -44,7 +44,7 @@ func TestGoldenLintProblems(t *testing.T) {
 	assert.Contains(t, out, "testdata/lint/strict/runtime.yaml:10: ClusterServingRuntime/typo: unknown field \"priorty\"\n")
 	assert.Contains(t, out, "testdata/lint/strict/runtime.yaml:21: ClusterServingRuntime/missing-class: spec.acceleratorRequirements.supportedClasses[0]: ")
 	assert.Contains(t, out, "002-examples-amd-mi250x.yaml:29: AcceleratorClass/amd-mi250x: schema: spec.capabilities.performance.fp32TFLOPS")
-	assert.Contains(t, stderr, "5 problem(s)")
+	assert.Contains(t, stderr, "6 problem(s)")
 	golden(t, "lint-problems.txt", out)
 }
 

@@ -14,8 +14,9 @@ import (
 	"github.com/berthdev/berth/internal/devenv/install"
 )
 
-// certManagerVersion must match the Makefile's CERT_MANAGER_VERSION.
-const certManagerVersion = "v1.18.2"
+// certManagerVersion is the github.com/cert-manager/cert-manager go.mod
+// pins (the Makefile's CERT_MANAGER_VERSION).
+const certManagerVersion = "v1.20.0"
 
 // startCertManager installs cert-manager's CRDs and runs its controller
 // and CA injector (built from the served module by `make deps`) next to the

@@ -6,8 +6,9 @@ go 1.25.0
 // (sigs.k8s.io/kueue/cmd/kueue) at a pinned version through the Go module
 // proxy, for the local control plane's Kueue e2e tests (`make deps`), and to
 // copy Kueue's CRDs from that same version (`make generate-kueue-crds`).
-// Kueue requires k8s.io/* v0.35 and controller-runtime, which berth's own
-// module does not take on: it builds here, apart.
+// cmd/kueue brings every job framework Kueue integrates (Ray, Kubeflow,
+// JobSet...), which berth's own module, importing only Kueue's API types at
+// the same version, does not take on: it builds here, apart.
 
 require (
 	sigs.k8s.io/kueue v0.17.0

@@ -6,7 +6,8 @@
 //
 //  1. The pure cores never reach client-go, directly or through another
 //     package of this module: selection, merge, reconcile/plan and pin
-//     decide from values they are handed, never from an API call.
+//     decide from values they are handed, never from an API call. Nor
+//     controller-runtime, or Kueue's API packages, which import it.
 //     selection stands on berth's API types alone: merge, pin and the
 //     webhook are above it.
 //  2. The local control plane (internal/devenv) is used only by the

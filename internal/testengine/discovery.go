@@ -70,8 +70,11 @@ func (r *Router) StartDiscovery(ctx context.Context, client kubernetes.Interface
 	var synced []cache.InformerSynced
 	for role, sel := range r.discoveryRoles() {
 		selector := labels.SelectorFromSet(sel)
-		inf := cache.NewSharedIndexInformer(r.listWatch(client, role, selector.String()),
-			&corev1.Pod{}, 0, cache.Indexers{})
+		// client-go v0.35 lists through a watch-list unless the client
+		// says it cannot (a fake clientset says so, and would otherwise
+		// never end the initial list).
+		lw := cache.ToListWatcherWithWatchListSemantics(r.listWatch(client, role, selector.String()), client)
+		inf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
 		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { r.podSeen(role, selector, obj) },
 			UpdateFunc: func(_, obj any) { r.podSeen(role, selector, obj) },

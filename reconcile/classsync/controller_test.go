@@ -150,13 +150,32 @@ func TestClassToFlavor(t *testing.T) {
 	assert.Equal(t, "h100", f.GetAnnotations()[v1beta1.AnnotationAcceleratorClass])
 	require.Len(t, f.GetOwnerReferences(), 1)
 	assert.Equal(t, "u-h100", string(f.GetOwnerReferences()[0].UID))
-	spec, _, _ := unstructured.NestedMap(f.Object, "spec")
-	assert.True(t, sameFlavorSpec(spec, map[string]any{
-		"nodeLabels":  toJSON(map[string]string{gpudiscovery.NVIDIAProduct: "NVIDIA-H100-80GB-HBM3"}),
-		"nodeTaints":  toJSON([]corev1.Taint{taint}),
-		"tolerations": toJSON([]corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "inference", Effect: corev1.TaintEffectNoSchedule}}),
-	}), "flavor spec %v", spec)
+	wantSpec := map[string]any{
+		"nodeLabels":  map[string]any{gpudiscovery.NVIDIAProduct: "NVIDIA-H100-80GB-HBM3"},
+		"nodeTaints":  []any{map[string]any{"key": "dedicated", "value": "inference", "effect": "NoSchedule"}},
+		"tolerations": []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}},
+	}
+	assert.Equal(t, wantSpec, f.Object["spec"], "the flavor as the apiserver gets it: Kueue's field names, no others")
 	assert.Equal(t, []string{"Normal ResourceFlavorCreated created Kueue ResourceFlavor h100-flavor"}, drain(rec))
+
+	// A hand edit of the fields berth owns is undone by one update; a
+	// field it does not own (topologyName) is kept.
+	edited := f.DeepCopy()
+	require.NoError(t, unstructured.SetNestedStringMap(edited.Object, map[string]string{"hand": "edit"}, "spec", "nodeLabels"))
+	require.NoError(t, unstructured.SetNestedField(edited.Object, "default", "spec", "topologyName"))
+	_, err = c.dyn.Resource(ResourceFlavorGVR).Update(ctx, edited, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		cached, err := c.kq.getFlavor("h100-flavor")
+		return err == nil && cached.Spec.NodeLabels["hand"] == "edit"
+	}, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, c.kq.classToFlavor(ctx, "h100"))
+	f, err = c.dyn.Resource(ResourceFlavorGVR).Get(ctx, "h100-flavor", metav1.GetOptions{})
+	require.NoError(t, err)
+	wantSpec["topologyName"] = "default"
+	assert.Equal(t, wantSpec, f.Object["spec"])
+	assert.Equal(t, []any{map[string]any{"apiVersion": "ome.io/v1beta1", "kind": "AcceleratorClass", "name": "h100", "uid": "u-h100"}},
+		f.Object["metadata"].(map[string]any)["ownerReferences"], "the owner reference is kept")
 
 	// Someone else's flavor of the name another class asks for: left
 	// alone, said once in a Warning Event.

@@ -71,13 +71,13 @@
 // changes; a class that never saw the CRD missing has none. Flavors are
 // read and written with the dynamic client (ResourceFlavorGVR,
 // kueue.x-k8s.io/v1beta1, which Kueue v0.17 still serves next to v1beta2)
-// and only the fields spec.nodeLabels, spec.nodeTaints and
-// spec.tolerations. berth's module does not import Kueue's Go types:
-// sigs.k8s.io/kueue v0.17.0 requires k8s.io/* v0.35 (and
-// controller-runtime), above berth's v0.34. The e2e tests run the sync
-// against Kueue v0.17.0's own CRDs and controller manager, whose schema
-// would prune a misspelt field. Each pair has one source, so edits never
-// ping-pong:
+// through Kueue's own Go type (sigs.k8s.io/kueue/apis/kueue/v1beta1
+// ResourceFlavor, the version go.mod pins), converted to and from the
+// unstructured form with runtime.DefaultUnstructuredConverter; berth owns
+// only spec.nodeLabels, spec.nodeTaints and spec.tolerations and keeps the
+// others (topologyName). The e2e tests run the sync against Kueue's own
+// CRDs and controller manager at that version. Each pair has one source,
+// so edits never ping-pong:
 //
 //   - Flavor to class (OEP-0003, Story 3): a flavor named gpu-* or
 //     annotated ome.io/accelerator-class=<class> makes the class (its own

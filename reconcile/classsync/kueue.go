@@ -3,8 +3,8 @@ package classsync
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
-	"reflect"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -17,11 +17,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta1"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/gpudiscovery"
@@ -29,9 +30,10 @@ import (
 )
 
 // ResourceFlavorGVR is Kueue's ResourceFlavor (kueue.x-k8s.io/v1beta1).
-// berth reads and writes it with the dynamic client and only the fields
-// Kueue documents: spec.nodeLabels, spec.nodeTaints, spec.tolerations.
-var ResourceFlavorGVR = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "resourceflavors"}
+// berth reads and writes it with the dynamic client, through Kueue's own
+// Go type (kueue.ResourceFlavor), and owns only spec.nodeLabels,
+// spec.nodeTaints and spec.tolerations.
+var ResourceFlavorGVR = kueue.GroupVersion.WithResource("resourceflavors")
 
 // FlavorPrefix names the ResourceFlavors that make a class without an
 // annotation (OEP-0003, Story 3: gpu-nvidia-a100).
@@ -242,7 +244,8 @@ func (k *kueueSync) reportCRD(ctx context.Context, name string, missing bool) er
 	return err
 }
 
-func (k *kueueSync) getFlavor(name string) (*unstructured.Unstructured, error) {
+// getFlavor reads flavor name from the cache as Kueue's Go type.
+func (k *kueueSync) getFlavor(name string) (*kueue.ResourceFlavor, error) {
 	o, err := k.flavors.Get(name)
 	if err != nil {
 		return nil, err
@@ -251,6 +254,22 @@ func (k *kueueSync) getFlavor(name string) (*unstructured.Unstructured, error) {
 	if !ok {
 		return nil, apierrors.NewNotFound(ResourceFlavorGVR.GroupResource(), name)
 	}
+	var f kueue.ResourceFlavor
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &f); err != nil {
+		return nil, fmt.Errorf("read ResourceFlavor %s as %s: %w", name, ResourceFlavorGVR.GroupVersion(), err)
+	}
+	return &f, nil
+}
+
+// flavorObject is f as the dynamic client sends it.
+func flavorObject(f *kueue.ResourceFlavor) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(f)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion(ResourceFlavorGVR.GroupVersion().String())
+	u.SetKind("ResourceFlavor")
 	return u, nil
 }
 
@@ -268,17 +287,17 @@ func (k *kueueSync) flavorToClass(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if f.GetLabels()[v1beta1.LabelSyncedFrom] == v1beta1.SyncedFromAcceleratorClass {
+	if f.Labels[v1beta1.LabelSyncedFrom] == v1beta1.SyncedFromAcceleratorClass {
 		return nil // made by berth from a class: that class is its source
 	}
-	className := f.GetAnnotations()[v1beta1.AnnotationAcceleratorClass]
+	className := f.Annotations[v1beta1.AnnotationAcceleratorClass]
 	if className == "" && strings.HasPrefix(name, FlavorPrefix) {
 		className = name
 	}
 	if className == "" {
 		return nil
 	}
-	nodeLabels, _, _ := unstructured.NestedStringMap(f.Object, "spec", "nodeLabels")
+	nodeLabels := f.Spec.NodeLabels
 	if len(nodeLabels) == 0 {
 		k.c.warnOnce("flavor-nolabels/"+name, func() {
 			k.c.log.Warn("Kueue sync: ResourceFlavor has no spec.nodeLabels; no AcceleratorClass made", "resourceflavor", name)
@@ -311,20 +330,20 @@ func (k *kueueSync) flavorToClass(ctx context.Context, name string) error {
 	return err
 }
 
-func (k *kueueSync) createClassFromFlavor(ctx context.Context, f *unstructured.Unstructured, className string, nodeLabels map[string]string) error {
+func (k *kueueSync) createClassFromFlavor(ctx context.Context, f *kueue.ResourceFlavor, className string, nodeLabels map[string]string) error {
 	// No owner reference: a class is never owned by another project's
 	// object (uninstalling Kueue would delete it and its status). The
 	// label and the annotation name the source.
 	obj := &v1beta1.AcceleratorClass{ObjectMeta: metav1.ObjectMeta{Name: className,
 		Labels:      map[string]string{v1beta1.LabelSyncedFrom: v1beta1.SyncedFromResourceFlavor},
-		Annotations: map[string]string{v1beta1.AnnotationKueueResourceFlavor: f.GetName()}},
+		Annotations: map[string]string{v1beta1.AnnotationKueueResourceFlavor: f.Name}},
 		Spec: *k.classSpecFromFlavor(&v1beta1.AcceleratorClassSpec{}, nodeLabels)}
 	created, err := k.c.berth.OmeV1beta1().AcceleratorClasses().Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManagerKueue})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	if err == nil {
-		k.c.recorder.Eventf(created, corev1.EventTypeNormal, "FromResourceFlavor", "created from Kueue ResourceFlavor %s", f.GetName())
+		k.c.recorder.Eventf(created, corev1.EventTypeNormal, "FromResourceFlavor", "created from Kueue ResourceFlavor %s", f.Name)
 	}
 	return err
 }
@@ -386,44 +405,38 @@ func (k *kueueSync) classToFlavor(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if f.GetLabels()[v1beta1.LabelSyncedFrom] != v1beta1.SyncedFromAcceleratorClass || !ownedBy(f.GetOwnerReferences(), cl.UID) {
+	if f.Labels[v1beta1.LabelSyncedFrom] != v1beta1.SyncedFromAcceleratorClass || !ownedBy(f.OwnerReferences, cl.UID) {
 		k.c.warnOnce("flavor-taken/"+fname+"/"+name, func() {
 			k.c.recorder.Eventf(cl, corev1.EventTypeWarning, "ResourceFlavorNotSynced",
 				"ResourceFlavor %s exists and was not made from this class; berth leaves it alone", fname)
 		})
 		return nil
 	}
-	cur, _, _ := unstructured.NestedMap(f.Object, "spec")
-	if sameFlavorSpec(cur, want) {
+	if sameFlavorSpec(&f.Spec, &want) {
 		return nil
 	}
-	upd := f.DeepCopy()
-	spec, _, _ := unstructured.NestedMap(upd.Object, "spec")
-	if spec == nil {
-		spec = map[string]any{}
-	}
-	for _, field := range []string{"nodeLabels", "nodeTaints", "tolerations"} {
-		delete(spec, field)
-		if v, ok := want[field]; ok {
-			spec[field] = v
-		}
-	}
-	if err := unstructured.SetNestedMap(upd.Object, spec, "spec"); err != nil {
+	// The fields berth owns are set; the others (topologyName, set by a
+	// person) are kept.
+	f.Spec.NodeLabels, f.Spec.NodeTaints, f.Spec.Tolerations = want.NodeLabels, want.NodeTaints, want.Tolerations
+	upd, err := flavorObject(f)
+	if err != nil {
 		return err
 	}
 	_, err = k.c.dyn.Resource(ResourceFlavorGVR).Update(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManagerKueue})
 	return err
 }
 
-func (k *kueueSync) createFlavor(ctx context.Context, cl *v1beta1.AcceleratorClass, fname string, spec map[string]any) error {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": ResourceFlavorGVR.GroupVersion().String(), "kind": "ResourceFlavor",
-		"metadata": map[string]any{"name": fname}, "spec": spec}}
-	u.SetLabels(map[string]string{v1beta1.LabelSyncedFrom: v1beta1.SyncedFromAcceleratorClass})
-	u.SetAnnotations(map[string]string{v1beta1.AnnotationAcceleratorClass: cl.Name})
-	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "AcceleratorClass",
-		Name: cl.Name, UID: cl.UID}})
-	_, err := k.c.dyn.Resource(ResourceFlavorGVR).Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManagerKueue})
+func (k *kueueSync) createFlavor(ctx context.Context, cl *v1beta1.AcceleratorClass, fname string, spec kueue.ResourceFlavorSpec) error {
+	u, err := flavorObject(&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: fname,
+		Labels:      map[string]string{v1beta1.LabelSyncedFrom: v1beta1.SyncedFromAcceleratorClass},
+		Annotations: map[string]string{v1beta1.AnnotationAcceleratorClass: cl.Name},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "AcceleratorClass",
+			Name: cl.Name, UID: cl.UID}}},
+		Spec: spec})
+	if err != nil {
+		return err
+	}
+	_, err = k.c.dyn.Resource(ResourceFlavorGVR).Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManagerKueue})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
@@ -433,11 +446,11 @@ func (k *kueueSync) createFlavor(ctx context.Context, cl *v1beta1.AcceleratorCla
 	return err
 }
 
-// flavorSpec is the flavor spec a class asks for, as JSON values; false
-// when the class's nodes cannot be said as nodeLabels.
-func (k *kueueSync) flavorSpec(cl *v1beta1.AcceleratorClass) (map[string]any, bool) {
+// flavorSpec is the flavor spec a class asks for (the fields berth
+// owns); false when the class's nodes cannot be said as nodeLabels.
+func (k *kueueSync) flavorSpec(cl *v1beta1.AcceleratorClass) (kueue.ResourceFlavorSpec, bool) {
 	if len(cl.Spec.Discovery.NodeSelectorTerms) > 0 {
-		return nil, false
+		return kueue.ResourceFlavorSpec{}, false
 	}
 	sel := maps.Clone(cl.Spec.Discovery.NodeSelector)
 	if sel == nil {
@@ -445,15 +458,15 @@ func (k *kueueSync) flavorSpec(cl *v1beta1.AcceleratorClass) (map[string]any, bo
 	}
 	maps.Copy(sel, cl.Spec.NodeSelector)
 	if len(sel) == 0 {
-		return nil, false
+		return kueue.ResourceFlavorSpec{}, false
 	}
-	spec := map[string]any{"nodeLabels": toJSON(sel)}
+	spec := kueue.ResourceFlavorSpec{NodeLabels: sel}
 	if taints := k.commonTaints(cl); len(taints) > 0 {
 		tols := make([]corev1.Toleration, 0, len(taints))
 		for _, t := range taints {
 			tols = append(tols, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: t.Effect})
 		}
-		spec["nodeTaints"], spec["tolerations"] = toJSON(taints), toJSON(tols)
+		spec.NodeTaints, spec.Tolerations = taints, tols
 	}
 	return spec, true
 }
@@ -497,30 +510,13 @@ func containsTaint(ts []corev1.Taint, t corev1.Taint) bool {
 	return false
 }
 
-// sameFlavorSpec compares the fields berth writes.
-func sameFlavorSpec(cur, want map[string]any) bool {
-	for _, f := range []string{"nodeLabels", "nodeTaints", "tolerations"} {
-		c, hasC := cur[f]
-		w, hasW := want[f]
-		if hasC != hasW || hasC && !reflect.DeepEqual(toJSON(c), w) {
-			return false
-		}
-	}
-	return true
-}
-
-// toJSON turns a value into its JSON form (map[string]any, []any, ...),
-// so that typed and unstructured values compare.
-func toJSON(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil
-	}
-	return out
+// sameFlavorSpec compares the fields berth writes: nodeLabels, nodeTaints
+// and tolerations (an empty one equals a missing one, as the apiserver
+// omits both).
+func sameFlavorSpec(cur, want *kueue.ResourceFlavorSpec) bool {
+	return apiequality.Semantic.DeepEqual(cur.NodeLabels, want.NodeLabels) &&
+		apiequality.Semantic.DeepEqual(cur.NodeTaints, want.NodeTaints) &&
+		apiequality.Semantic.DeepEqual(cur.Tolerations, want.Tolerations)
 }
 
 // withoutFlavorOwners is refs without Kueue ResourceFlavors.

@@ -2,11 +2,18 @@ package classsync
 
 import (
 	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta1"
+
+	devkueue "github.com/berthdev/berth/internal/devenv/kueue"
 )
 
 // sameFlavorSpec decides whether the Kueue sync writes a flavor: a flavor
@@ -15,8 +22,8 @@ import (
 func TestSameFlavorSpec(t *testing.T) {
 	taints := []corev1.Taint{{Key: "dedicated", Value: "inference", Effect: corev1.TaintEffectNoSchedule}}
 	tols := []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "inference", Effect: corev1.TaintEffectNoSchedule}}
-	want := map[string]any{"nodeLabels": toJSON(map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}),
-		"nodeTaints": toJSON(taints), "tolerations": toJSON(tols)}
+	want := kueue.ResourceFlavorSpec{NodeLabels: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+		NodeTaints: taints, Tolerations: tols}
 	served := `{"nodeLabels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"},"topologyName":"default",
 		"nodeTaints":[{"effect":"NoSchedule","key":"dedicated","value":"inference"}],
 		"tolerations":[{"effect":"NoSchedule","key":"dedicated","operator":"Equal","value":"inference"}]}`
@@ -30,23 +37,45 @@ func TestSameFlavorSpec(t *testing.T) {
 			"nodeTaints":[{"effect":"NoSchedule","key":"dedicated","value":"inference"}],
 			"tolerations":[{"effect":"NoSchedule","key":"dedicated","operator":"Equal","value":"inference"}]}`, false},
 		{"taints missing", `{"nodeLabels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"}}`, false},
+		{"a taint's timeAdded", `{"nodeLabels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"},
+			"nodeTaints":[{"effect":"NoSchedule","key":"dedicated","value":"inference","timeAdded":"2026-01-02T03:04:05Z"}],
+			"tolerations":[{"effect":"NoSchedule","key":"dedicated","operator":"Equal","value":"inference"}]}`, false},
 		{"empty", `{}`, false},
 	}
 	for _, tt := range tests {
-		var cur map[string]any
-		if err := json.Unmarshal([]byte(tt.cur), &cur); err != nil {
-			t.Fatal(err)
-		}
-		if got := sameFlavorSpec(cur, want); got != tt.same {
+		cur := servedSpec(t, tt.cur)
+		if got := sameFlavorSpec(&cur, &want); got != tt.same {
 			t.Errorf("%s: sameFlavorSpec = %v, want %v", tt.name, got, tt.same)
 		}
 	}
-	noTaints := map[string]any{"nodeLabels": toJSON(map[string]string{"a": "b"})}
-	var cur map[string]any
-	_ = json.Unmarshal([]byte(`{"nodeLabels":{"a":"b"}}`), &cur)
-	if !sameFlavorSpec(cur, noTaints) {
-		t.Errorf("a class without taints asks for no nodeTaints: equal to a flavor without them")
+	noTaints := kueue.ResourceFlavorSpec{NodeLabels: map[string]string{"a": "b"}}
+	cur := servedSpec(t, `{"nodeLabels":{"a":"b"},"nodeTaints":[],"tolerations":[]}`)
+	if !sameFlavorSpec(&cur, &noTaints) {
+		t.Errorf("a class without taints asks for no nodeTaints: equal to a flavor with none")
 	}
+}
+
+// servedSpec reads a flavor's spec as JSON the way the sync reads a flavor
+// from the dynamic client's cache: through the unstructured converter.
+func servedSpec(t *testing.T, spec string) kueue.ResourceFlavorSpec {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(spec), &m))
+	var f kueue.ResourceFlavor
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"spec": m}, &f))
+	return f.Spec
+}
+
+// flavorObject is what the dynamic client sends: Kueue's apiVersion and
+// kind, and the spec under Kueue's JSON names.
+func TestFlavorObject(t *testing.T) {
+	u, err := flavorObject(&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "f"},
+		Spec: kueue.ResourceFlavorSpec{NodeLabels: map[string]string{"a": "b"}}})
+	require.NoError(t, err)
+	assert.Equal(t, "kueue.x-k8s.io/v1beta1", u.GetAPIVersion())
+	assert.Equal(t, "ResourceFlavor", u.GetKind())
+	assert.Equal(t, "f", u.GetName())
+	assert.Equal(t, map[string]any{"nodeLabels": map[string]any{"a": "b"}}, u.Object["spec"])
 }
 
 // A class made from a flavor by an earlier berth was owned by it; the sync
@@ -67,4 +96,20 @@ func TestWithoutFlavorOwners(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, withoutFlavorOwners(tt.in), tt.name)
 	}
+}
+
+// The Kueue Go types the sync writes through are the release whose CRDs
+// and controller manager the e2e tests run (internal/devenv/kueue): go.mod
+// and the Makefile's KUEUE_VERSION move together. (A test binary's build
+// info lists no dependencies, so go.mod is read.)
+func TestKueueTypesMatchTheKueueTheE2ERuns(t *testing.T) {
+	b, err := os.ReadFile("../../go.mod")
+	require.NoError(t, err)
+	var got string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "sigs.k8s.io/kueue" {
+			got = f[1]
+		}
+	}
+	assert.Equal(t, devkueue.Version, got, "sigs.k8s.io/kueue in go.mod")
 }

@@ -1,5 +1,5 @@
 // Package certmanager tests the cert-manager overlay against cert-manager's
-// own Go API types (github.com/cert-manager/cert-manager v1.18.2): every
+// own Go API types (github.com/cert-manager/cert-manager v1.20.0): every
 // Issuer and Certificate it renders decodes strictly into them, and the
 // chain they form issues the certificate the webhook serves with.
 package certmanager

@@ -18,12 +18,8 @@ import (
 	"sync"
 	"syscall"
 
-	"k8s.io/utils/clock"
-
-	"github.com/cert-manager/cert-manager/pkg/acme/accounts"
 	controllerpkg "github.com/cert-manager/cert-manager/pkg/controller"
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
-	"github.com/cert-manager/cert-manager/pkg/metrics"
 
 	// The controllers register themselves with controllerpkg.Known().
 	_ "github.com/cert-manager/cert-manager/pkg/controller/certificaterequests/approver"
@@ -61,10 +57,9 @@ func run(ctx context.Context, kubeconfig, namespace string) error {
 		KubernetesAPIQPS:   50,
 		KubernetesAPIBurst: 100,
 		Namespace:          namespace,
-		Clock:              clock.RealClock{},
-		Metrics:            metrics.New(log, clock.RealClock{}),
-		IssuerOptions:      controllerpkg.IssuerOptions{ClusterResourceNamespace: "kube-system"},
-		ACMEOptions:        controllerpkg.ACMEOptions{AccountRegistry: accounts.NewDefaultRegistry()},
+		// The factory makes the clock, the metrics and the ACME account
+		// registry itself (cert-manager v1.20).
+		IssuerOptions: controllerpkg.IssuerOptions{ClusterResourceNamespace: "kube-system"},
 	}
 	factory, err := controllerpkg.NewContextFactory(ctx, opts)
 	if err != nil {

@@ -62,7 +62,7 @@ func TestValidateServingPolicy(t *testing.T) {
 			s.Rules.Runtimes = &v1alpha1.ObjectRule{DeniedSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn}}}}
 		}, want: field.ErrorList{
 			field.Invalid(spec.Child("namespaceSelector", "matchExpressions").Index(0).Child("operator"), metav1.LabelSelectorOperator("Near"), "not a valid selector operator"),
-			field.Invalid(spec.Child("serviceSelector", "matchLabels"), "bad key!", "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')").WithOrigin("labelKey"),
+			field.Invalid(spec.Child("serviceSelector", "matchLabels"), "bad key!", "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')").WithOrigin("format=k8s-label-key"),
 			field.Required(rules.Child("runtimes", "deniedSelector", "matchExpressions").Index(0).Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"),
 		}},
 		{name: "bad names", edit: func(s *v1alpha1.ServingPolicySpec) {

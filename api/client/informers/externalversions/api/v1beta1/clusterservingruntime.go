@@ -56,7 +56,7 @@ func NewClusterServingRuntimeInformer(client versioned.Interface, resyncPeriod t
 // one. This reduces memory footprint and number of connections to the server.
 func NewFilteredClusterServingRuntimeInformer(client versioned.Interface, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer {
 	return cache.NewSharedIndexInformer(
-		&cache.ListWatch{
+		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 			ListFunc: func(options v1.ListOptions) (runtime.Object, error) {
 				if tweakListOptions != nil {
 					tweakListOptions(&options)
@@ -81,7 +81,7 @@ func NewFilteredClusterServingRuntimeInformer(client versioned.Interface, resync
 				}
 				return client.OmeV1beta1().ClusterServingRuntimes().Watch(ctx, options)
 			},
-		},
+		}, client),
 		&berthapiv1beta1.ClusterServingRuntime{},
 		resyncPeriod,
 		indexers,

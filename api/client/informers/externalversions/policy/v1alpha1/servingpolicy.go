@@ -56,7 +56,7 @@ func NewServingPolicyInformer(client versioned.Interface, resyncPeriod time.Dura
 // one. This reduces memory footprint and number of connections to the server.
 func NewFilteredServingPolicyInformer(client versioned.Interface, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer {
 	return cache.NewSharedIndexInformer(
-		&cache.ListWatch{
+		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 			ListFunc: func(options v1.ListOptions) (runtime.Object, error) {
 				if tweakListOptions != nil {
 					tweakListOptions(&options)
@@ -81,7 +81,7 @@ func NewFilteredServingPolicyInformer(client versioned.Interface, resyncPeriod t
 				}
 				return client.PolicyV1alpha1().ServingPolicies().Watch(ctx, options)
 			},
-		},
+		}, client),
 		&apipolicyv1alpha1.ServingPolicy{},
 		resyncPeriod,
 		indexers,
