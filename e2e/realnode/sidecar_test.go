@@ -299,6 +299,13 @@ func waitAdapterStatus(t *testing.T, c versioned.Interface, ns, name string, pod
 			got[e.Pod] = e
 		}
 		for pod, ip := range pods {
+			// The pod's address as the API says now: after a container
+			// restart the kubelet may have recreated the pod's sandbox,
+			// which gets a new address.
+			if p, err := env.Kube.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{}); err == nil && p.Status.PodIP != "" && p.Status.PodIP != ip {
+				t.Logf("%s: address %s -> %s (the pod's sandbox was recreated)", pod, ip, p.Status.PodIP)
+				ip, pods[pod] = p.Status.PodIP, p.Status.PodIP
+			}
 			e := got[pod]
 			var names []string
 			for _, f := range e.Failed {
