@@ -86,7 +86,8 @@
 //     that names its own serviceAccountName wins (the pod webhook lays it
 //     over the skeleton). serviceAccountName is immutable, so a router pod
 //     created before its account existed (by an earlier berth, or during a
-//     conflict since resolved) and not running under it counts as outdated
+//     conflict since resolved; one of the account's own second counts,
+//     timestamps having whole seconds) and not running under it counts as outdated
 //     for the planner (markRouterAccount): the router alone is rolled, with
 //     partition and maxUnavailable, and comes back under the account. Its
 //     revision is unchanged (status says so while it rolls; the event

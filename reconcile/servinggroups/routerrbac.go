@@ -334,7 +334,11 @@ func (c *Controller) markRouterAccount(isvc *v1beta1.InferenceService, dec *deci
 	}
 	for i := range observed {
 		p := byName[observed[i].Name]
-		if p == nil || p.Spec.ServiceAccountName == account || !p.CreationTimestamp.Before(&sa.CreationTimestamp) {
+		// Timestamps have whole seconds: a pod of the account's second
+		// may predate it, so only a later second counts as after (a pod
+		// rewritten by another webhook is then rolled at most until one
+		// is created in a later second).
+		if p == nil || p.Spec.ServiceAccountName == account || sa.CreationTimestamp.Before(&p.CreationTimestamp) {
 			continue
 		}
 		observed[i].Revision += routerAccountSuffix

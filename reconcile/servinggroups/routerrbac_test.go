@@ -292,6 +292,7 @@ func TestRouterPodsPredatingTheAccountRolled(t *testing.T) {
 	}{
 		{"made before the account, default", -time.Hour, "", "", true},
 		{"made before the account, named default", -time.Hour, "default", "", true},
+		{"made in the account's second (timestamps have whole seconds)", 0, "", "", true},
 		{"made after the account, rewritten by someone", time.Minute, "other", "", false},
 		{"the runtime names its own account", -time.Hour, "", "mine", false},
 	}
