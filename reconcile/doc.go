@@ -1,6 +1,6 @@
 // Package reconcile holds berth's controllers, one package each, joined by
-// reconcile/manager (cmd/berth-reconciler's --controllers maps to them one
-// to one):
+// reconcile/manager (cmd/berth-reconciler's --controllers names them; the
+// adapters controller runs with servinggroups, whose pods it reads):
 //
 //   - reconcile/servinggroups: serving groups, their rollouts, Services,
 //     HPAs, gang PodGroups (its step reconcile/servinggroups/gang) and
