@@ -8,7 +8,6 @@ package e2e
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 )
 
 // routerSelectors are the discovery selectors of the shipped
@@ -154,7 +154,7 @@ func (rw *routerWatch) moment(state map[string]*corev1.Pod, ev podEvent, ready m
 		if p.DeletionTimestamp == nil {
 			routed[own] = true
 		}
-		for _, sel := range routerSelectorsOf(p) {
+		for _, sel := range e2eutil.RouterSelectors(p) {
 			for q := range matchedPairings(state, sel) {
 				if q != own {
 					rw.mixed = append(rw.mixed, fmt.Sprintf("after %s: router %s (pairing %q) selects %v, which matches pods of pairing %q", when, p.Name, own, sel, q))
@@ -177,30 +177,6 @@ func (rw *routerWatch) moment(state map[string]*corev1.Pod, ev podEvent, ready m
 	if serving > 1 {
 		rw.servedBoth++
 	}
-}
-
-// routerSelectorsOf reads the selectors a router pod was rendered with:
-// the key=value items after --prefill-selector and after
-// --decode-selector, up to the next flag.
-func routerSelectorsOf(p *corev1.Pod) []map[string]string {
-	var out []map[string]string
-	for _, c := range p.Spec.Containers {
-		var cur map[string]string
-		for _, a := range append(slices.Clone(c.Command), c.Args...) {
-			switch {
-			case a == "--prefill-selector" || a == "--decode-selector":
-				cur = map[string]string{}
-				out = append(out, cur)
-			case strings.HasPrefix(a, "-"):
-				cur = nil
-			case cur != nil:
-				if k, v, ok := strings.Cut(a, "="); ok {
-					cur[k] = v
-				}
-			}
-		}
-	}
-	return out
 }
 
 // matchedPairings are the ome.io/pairing values of the pods sel matches.
@@ -237,7 +213,7 @@ func TestPrefillDecodeRatioRollout(t *testing.T) {
 	assert.Equal(t, []map[string]string{
 		{"ome.io/component": "engine", "ome.io/inferenceservice": "pd", "ome.io/pairing": oldPairing},
 		{"ome.io/component": "decoder", "ome.io/inferenceservice": "pd", "ome.io/pairing": oldPairing},
-	}, routerSelectorsOf(router), "the router's selectors, rendered for its pairing")
+	}, e2eutil.RouterSelectors(router), "the router's selectors, rendered for its pairing")
 
 	w := startPodWatch(t, ns)
 	updateRuntime(t, rt.Name, setRuntimeImage(e2eImageV2))

@@ -3,7 +3,6 @@ package realnode
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	"github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv/node"
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 )
 
 // requester sends one chat request at a time through url, each from a new
@@ -143,7 +143,7 @@ func (s *pdSampler) sample(pods []corev1.Pod, r v1beta1.PrefillDecodeRatio) {
 			if p.DeletionTimestamp == nil {
 				routed[q] = true
 			}
-			for _, sel := range renderedSelectors(p) {
+			for _, sel := range e2eutil.RouterSelectors(p) {
 				for j := range pods {
 					o := &pods[j]
 					if labels.SelectorFromSet(sel).Matches(labels.Set(o.Labels)) && o.Labels[v1beta1.LabelPairing] != q {
@@ -180,29 +180,6 @@ func (s *pdSampler) finish() *pdSampler {
 	close(s.stop)
 	<-s.done
 	return s
-}
-
-// renderedSelectors reads the key=value items after --prefill-selector
-// and --decode-selector in a router pod's containers.
-func renderedSelectors(p *corev1.Pod) []map[string]string {
-	var out []map[string]string
-	for _, c := range p.Spec.Containers {
-		var cur map[string]string
-		for _, a := range append(append([]string{}, c.Command...), c.Args...) {
-			switch {
-			case a == "--prefill-selector" || a == "--decode-selector":
-				cur = map[string]string{}
-				out = append(out, cur)
-			case strings.HasPrefix(a, "-"):
-				cur = nil
-			case cur != nil:
-				if k, v, ok := strings.Cut(a, "="); ok {
-					cur[k] = v
-				}
-			}
-		}
-	}
-	return out
 }
 
 func podIsReady(p *corev1.Pod) bool {
