@@ -1,7 +1,12 @@
 package handlers
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"sort"
 	"sync/atomic"
 	"testing"
@@ -13,27 +18,101 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
+	"github.com/berthdev/berth/webhook/admission"
+	"github.com/berthdev/berth/webhook/metrics"
 )
 
 // BenchmarkPodMutate is one pod admission's handler work: cache reads,
-// Resolve, ComposePod, Revision and the JSON patch (no HTTP, no TLS).
+// Resolve, ComposePod, Revision and the JSON patch (no HTTP, no TLS), on
+// the reconciler's skeleton pod as it leaves the reconciler (skeletonPod).
 func BenchmarkPodMutate(b *testing.B) {
+	h := benchPods(b)
+	req := &admissionv1.AdmissionRequest{UID: "p", Operation: admissionv1.Create, Kind: metav1.GroupVersionKind{Kind: "Pod"}, Namespace: "team-a"}
+	req.Object.Raw = skeletonPod(b, "chat", "engine")
+	benchMutate(b, h, req)
+}
+
+// BenchmarkPodMutateCaptured is BenchmarkPodMutate on the pod the API
+// server really sends the webhook (testdata/podreview.json: defaulted,
+// with managedFields and the ServiceAccount plugin's token volume).
+func BenchmarkPodMutateCaptured(b *testing.B) {
+	h := benchPods(b)
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(capturedReview(b), &review); err != nil {
+		b.Fatal(err)
+	}
+	benchMutate(b, h, review.Request)
+}
+
+// BenchmarkPodAdmissionReview is one pod admission as berth-webhook serves
+// it, minus TLS and the HTTP server: the captured AdmissionReview body
+// (testdata/podreview.json, compact as the API server sends it) read and
+// decoded by admission.Handler, the pod handler, the answer encoded to
+// bytes, with the metrics observer of the server.
+//
+//	go test -run '^$' -bench 'PodMutate|PodAdmissionReview' -benchmem -cpu 1 ./webhook/handlers/
+func BenchmarkPodAdmissionReview(b *testing.B) {
+	h := benchPods(b)
+	body := capturedReview(b)
+	srv := &admission.Handler{Name: "mutate-pods", Decide: h.Mutate, Observer: metrics.New()}
+	header := http.Header{"Content-Type": []string{"application/json"}}
+	w := &bodyWriter{header: http.Header{}}
+	rd := bytes.NewReader(body)
+	r := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/mutate/pods"}, Header: header,
+		ContentLength: int64(len(body)), Body: io.NopCloser(rd)}
+	r = r.WithContext(ctx)
+	serve := func() {
+		rd.Reset(body)
+		w.body = w.body[:0]
+		srv.ServeHTTP(w, r)
+	}
+	serve()
+	var out admissionv1.AdmissionReview
+	if err := json.Unmarshal(w.body, &out); err != nil || out.Response == nil || !out.Response.Allowed || len(out.Response.Patch) == 0 {
+		b.Fatalf("not a patched admission (%v): %s", err, w.body)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for i := 0; i < b.N; i++ {
+		serve()
+	}
+	reportCPU(b, cpu)
+}
+
+// bodyWriter is the http.ResponseWriter of BenchmarkPodAdmissionReview:
+// the answer's bytes, kept for the next request.
+type bodyWriter struct {
+	header http.Header
+	body   []byte
+}
+
+func (w *bodyWriter) Header() http.Header         { return w.header }
+func (w *bodyWriter) WriteHeader(int)             {}
+func (w *bodyWriter) Write(p []byte) (int, error) { w.body = append(w.body, p...); return len(p), nil }
+
+// benchPods is the pod handler of gpuWorld with the objects as the
+// informers hand them, each with a resourceVersion: without one nothing
+// identifies an object's version and every pod hashes the revision.
+func benchPods(b testing.TB) *Pods {
 	t := &testing.T{}
 	w, isvc := gpuWorld(t)
-	isvc.ResourceVersion, isvc.UID = "7", "uid-7" // as from the API server: the revision is cached
+	isvc.ResourceVersion, isvc.UID = "7", "uid-7"
 	if err := w.services.Update(isvc); err != nil {
 		b.Fatal(err)
 	}
-	// The model as the informer hands it, with a resourceVersion: without
-	// one nothing identifies its version and every pod hashes the revision.
 	m := mistralModel()
 	fw := "4.57.1"
 	m.Spec.ModelFramework.Version = &fw
 	m.Namespace, m.ResourceVersion = "team-a", "3"
 	w.index.UpsertBaseModel(m)
-	h := w.pods()
-	req := &admissionv1.AdmissionRequest{UID: "p", Operation: admissionv1.Create, Kind: metav1.GroupVersionKind{Kind: "Pod"}, Namespace: "team-a"}
-	req.Object.Raw = skeletonPod(b, "chat", "engine")
+	return w.pods()
+}
+
+func benchMutate(b *testing.B, h *Pods, req *admissionv1.AdmissionRequest) {
+	if resp := h.Mutate(ctx, req); !resp.Allowed || len(resp.Patch) == 0 {
+		b.Fatalf("not patched: %+v", resp.Result)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := processCPU()
@@ -42,8 +121,12 @@ func BenchmarkPodMutate(b *testing.B) {
 			b.Fatalf("denied: %s", resp.Result.Message)
 		}
 	}
-	// CPU time per op (GC included): wall time swings with the
-	// neighbours' load on a shared machine.
+	reportCPU(b, cpu)
+}
+
+// reportCPU reports the CPU time per op since cpu (GC included): wall
+// time swings with the neighbours' load on a shared machine.
+func reportCPU(b *testing.B, cpu time.Duration) {
 	if used := processCPU() - cpu; used > 0 {
 		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
