@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -81,8 +80,15 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 		Mounts: &h.mounts})
 	in.Group = group
 	// The round trip is encoded before the pod is composed in place (no
-	// copy of the pod).
-	rt, err := json.Marshal(&pod)
+	// copy of the pod). metadata.managedFields, a third of the pod the
+	// API server sends, is left out of it and of the composed pod's
+	// encoding: berth never writes it and nothing that composes the pod
+	// reads it, and a member absent from both encodings is left as the
+	// request has it (package patch).
+	pod.ManagedFields = nil
+	enc := newPodEncoding()
+	defer enc.release()
+	rt, err := enc.roundTrip.encode(&pod)
 	if err != nil {
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))
 	}
@@ -105,7 +111,7 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	if len(v.deny) > 0 {
 		return v.response("Pod", "", pod.Name, strings.TrimPrefix(who.String(), "pod "), nil)
 	}
-	p, err := patchFrom(req.Object.Raw, rt, mutated)
+	p, err := patchFrom(req.Object.Raw, rt, mutated, enc)
 	if err != nil {
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))
 	}
