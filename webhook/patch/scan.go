@@ -61,6 +61,9 @@ func skipValue(data []byte, i int) (int, error) {
 				}
 			}
 			i++
+			for i < len(data) && !structural[data[i]] {
+				i++
+			}
 		}
 		return 0, errSyntax
 	default: // number, true, false, null
@@ -81,6 +84,11 @@ func skipValue(data []byte, i int) (int, error) {
 		return i, nil
 	}
 }
+
+// structural marks the bytes skipValue stops at inside an object or
+// array: everything else outside strings (space, ':', ',', literals) is
+// passed over without a look.
+var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
 
 // skipString returns the index just past the string starting at i.
 func skipString(data []byte, i int) (int, error) {
