@@ -13,13 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -27,9 +25,9 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
-	berthscheme "github.com/berthdev/berth/api/client/clientset/versioned/scheme"
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
+	"github.com/berthdev/berth/internal/events"
 )
 
 // Options configure the controller: discovery of classes from GPU feature
@@ -134,11 +132,7 @@ func New(kube kubernetes.Interface, berth versioned.Interface, dyn dynamic.Inter
 	if opts.KueueSync {
 		c.kq = newKueueSync(c)
 	}
-	scheme := runtime.NewScheme()
-	utilruntime.Must(kubescheme.AddToScheme(scheme))
-	utilruntime.Must(berthscheme.AddToScheme(scheme))
-	c.events = record.NewBroadcaster()
-	c.recorder = c.events.NewRecorder(scheme, corev1.EventSource{Component: "berth-reconciler"})
+	c.events, c.recorder = events.New()
 	return c, nil
 }
 

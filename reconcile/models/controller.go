@@ -18,17 +18,16 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
-	berthscheme "github.com/berthdev/berth/api/client/clientset/versioned/scheme"
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/events"
 	"github.com/berthdev/berth/reconcile/plan"
 )
 
@@ -146,11 +145,7 @@ func New(kube kubernetes.Interface, berth versioned.Interface, informers berthin
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](opts.RetryBase, opts.RetryMax),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "models"})
 	c.wireInformers()
-	scheme := runtime.NewScheme()
-	utilruntime.Must(kubescheme.AddToScheme(scheme))
-	utilruntime.Must(berthscheme.AddToScheme(scheme))
-	c.events = record.NewBroadcaster()
-	c.recorder = c.events.NewRecorder(scheme, corev1.EventSource{Component: "berth-reconciler"})
+	c.events, c.recorder = events.New()
 	return c
 }
 

@@ -11,13 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	autoscalinglisters "k8s.io/client-go/listers/autoscaling/v2"
@@ -28,11 +26,11 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/berthdev/berth/api/client/clientset/versioned"
-	berthscheme "github.com/berthdev/berth/api/client/clientset/versioned/scheme"
 	berthinformers "github.com/berthdev/berth/api/client/informers/externalversions"
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/byservice"
+	"github.com/berthdev/berth/internal/events"
 	"github.com/berthdev/berth/reconcile/plan"
 )
 
@@ -167,11 +165,7 @@ func New(kube kubernetes.Interface, berth versioned.Interface, opts Options) *Co
 	c.pol = newPolicyController(c)
 	c.wireGangInformers()
 
-	scheme := runtime.NewScheme()
-	utilruntime.Must(kubescheme.AddToScheme(scheme))
-	utilruntime.Must(berthscheme.AddToScheme(scheme))
-	c.events = record.NewBroadcaster()
-	c.recorder = c.events.NewRecorder(scheme, corev1.EventSource{Component: "berth-reconciler"})
+	c.events, c.recorder = events.New()
 	return c
 }
 
