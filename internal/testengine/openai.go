@@ -46,6 +46,9 @@ type apiError struct {
 	Type    string
 	Param   string
 	Message string
+	// dial: a worker could not be connected to, so nothing reached it and
+	// the router may try another (proxy.go).
+	dial bool
 }
 
 func (e *apiError) Error() string { return e.Message }

@@ -2,6 +2,7 @@ package testengine
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"strings"
@@ -186,4 +187,49 @@ func TestPDPrefillNotReady(t *testing.T) {
 	assert.Equal(t, 502, a.status)
 	assert.Contains(t, a.body, "prefill worker "+prefill+" answered 503")
 	assert.Contains(t, a.body, "still loading")
+}
+
+// deadURL is an http://127.0.0.1:port nothing listens on.
+func deadURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	u := "http://" + l.Addr().String()
+	require.NoError(t, l.Close())
+	return u
+}
+
+// TestPDRouterTriesAnotherPairWhenOneIsGone: a worker the router still
+// lists but that no longer listens (a pod deleted a moment ago) costs a
+// retry, not the request: every request is answered, by the live pair,
+// and /v1/models too. With only unreachable workers the answer is a 502
+// naming the worker.
+func TestPDRouterTriesAnotherPairWhenOneIsGone(t *testing.T) {
+	p0 := startPD(t, "prefill", "prefill-0", EngineOptions{})
+	d0 := startPD(t, "decode", "decode-0", EngineOptions{})
+	gone := deadURL(t)
+	for _, tc := range []struct{ name, prefill, decode string }{
+		{"a prefill is gone", gone, d0.url},
+		{"a decode is gone", p0.url, gone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"--pd-disaggregation", "--prefill", p0.url, port(t, p0.bootstrap), "--decode", d0.url}
+			if tc.prefill == gone {
+				args = append(args, "--prefill", gone, "8998") // the decode waits for KV until the dial error cancels it
+			} else {
+				args = append(args, "--decode", gone)
+			}
+			_, router := newTestRouter(t, args...)
+			for i := range 6 {
+				a := call(t, "POST", router+"/v1/chat/completions", fmt.Sprintf(`{"model":"llama","messages":[{"role":"user","content":"q %d"}]}`, i))
+				require.Equal(t, 200, a.status, "request %d: %s", i, a.body)
+				m := call(t, "GET", router+"/v1/models", "")
+				require.Equal(t, 200, m.status, "models %d: %s", i, m.body)
+			}
+		})
+	}
+	_, router := newTestRouter(t, "--pd-disaggregation", "--prefill", gone, "none", "--decode", d0.url)
+	a := call(t, "POST", router+"/v1/chat/completions", `{"model":"llama","messages":[{"role":"user","content":"q"}]}`)
+	assert.Equal(t, 502, a.status)
+	assert.Contains(t, a.body, "prefill worker "+gone)
 }

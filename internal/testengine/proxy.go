@@ -8,26 +8,46 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 )
+
+// unreachableAttempts is how many workers (or prefill/decode pairs) a
+// request tries when the ones picked cannot be connected to: a worker
+// deleted a moment ago may still be listed (discovery follows the pod
+// watch).
+const unreachableAttempts = 2
+
+// unreachable reports whether err is a worker that could not be connected
+// to, so that nothing was sent and another may be tried.
+func unreachable(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.dial
+}
 
 func (r *Router) models(w http.ResponseWriter, req *http.Request) {
 	role := RoleRegular
 	if r.cfg.PD {
 		role = RoleDecode
 	}
-	wk, ok := r.workers.pick(role)
-	if !ok {
-		writeError(w, r.noWorkers(role))
-		return
+	for attempt := 1; ; attempt++ {
+		wk, ok := r.workers.pick(role)
+		if !ok {
+			writeError(w, r.noWorkers(role))
+			return
+		}
+		resp, err := r.send(req.Context(), http.MethodGet, wk, "/v1/models", nil)
+		if err == nil {
+			copyResponse(w, resp)
+			return
+		}
+		if !unreachable(err) || attempt >= min(unreachableAttempts, r.workers.count(role)) {
+			writeError(w, err)
+			return
+		}
+		r.log.Warn("worker unreachable, trying another", "endpoint", "/v1/models", "worker", wk.URL, "error", err)
 	}
-	resp, err := r.send(req.Context(), http.MethodGet, wk, "/v1/models", nil)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	copyResponse(w, resp)
 }
 
 // generate proxies a completions or chat request: to one worker, or in PD
@@ -66,18 +86,38 @@ func (r *Router) generate(w http.ResponseWriter, req *http.Request) {
 
 // generatePD sends the request, with bootstrap_host, bootstrap_port and
 // bootstrap_room added as SGLang's PD router adds them, to a prefill and a
-// decode concurrently, and answers with the decode's reply.
+// decode of one pairing at once, and answers with the decode's reply. A
+// pair that cannot be connected to is replaced once by another.
 func (r *Router) generatePD(w http.ResponseWriter, req *http.Request, body []byte) {
-	prefill, decode, ok, missing := r.workers.pickPair() // same pairing only (pairing.go)
-	if !ok {
-		writeError(w, r.noPair(missing))
-		return
-	}
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		writeError(w, badRequest("the request body is not a JSON object: %v", err))
-		return
+	for attempt := 1; ; attempt++ {
+		prefill, decode, ok, missing := r.workers.pickPair() // same pairing only (pairing.go)
+		if !ok {
+			writeError(w, r.noPair(missing))
+			return
+		}
+		if fields == nil {
+			if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+				writeError(w, badRequest("the request body is not a JSON object: %v", err))
+				return
+			}
+		}
+		err := r.proxyPD(w, req, fields, prefill, decode)
+		if err == nil {
+			return
+		}
+		if !unreachable(err) || attempt >= min(unreachableAttempts, r.workers.count(RolePrefill)*r.workers.count(RoleDecode)) {
+			writeError(w, err)
+			return
+		}
+		r.log.Warn("PD pair unreachable, trying another", "prefill", prefill.URL, "decode", decode.URL, "error", err)
 	}
+}
+
+// proxyPD sends one PD request to prefill and decode and relays the
+// decode's reply; on an error nothing has been written and it is
+// returned.
+func (r *Router) proxyPD(w http.ResponseWriter, req *http.Request, fields map[string]json.RawMessage, prefill, decode Worker) error {
 	u, _ := url.Parse(prefill.URL)
 	room := rand.Int64()
 	host, _ := json.Marshal(u.Hostname())
@@ -103,13 +143,13 @@ func (r *Router) generatePD(w http.ResponseWriter, req *http.Request, body []byt
 	}()
 	resp, err := r.send(ctx, http.MethodPost, decode, req.URL.Path, injected)
 	if err != nil {
+		byPrefill := ctx.Err() != nil // the prefill failed first and cancelled the decode
 		cancel()
-		if perr := <-prefillDone; perr != nil && !errors.Is(perr, context.Canceled) {
+		if perr := <-prefillDone; perr != nil && byPrefill {
 			err = perr
 		}
 		r.log.Warn("PD request failed", "prefill", prefill.URL, "decode", decode.URL, "room", room, "error", err)
-		writeError(w, err)
-		return
+		return err
 	}
 	r.log.Info("request proxied", "endpoint", req.URL.Path, "prefill", prefill.URL, "decode", decode.URL,
 		"bootstrap_room", room, "status", resp.StatusCode)
@@ -117,6 +157,7 @@ func (r *Router) generatePD(w http.ResponseWriter, req *http.Request, body []byt
 	if perr := <-prefillDone; perr != nil {
 		r.log.Warn("prefill failed after the decode answered", "prefill", prefill.URL, "room", room, "error", perr)
 	}
+	return nil
 }
 
 // send makes one request to a worker; a transport error is a 502 naming it.
@@ -135,8 +176,9 @@ func (r *Router) send(ctx context.Context, method string, wk Worker, path string
 	resp, err := r.client.Do(req)
 	if err != nil {
 		r.metrics.upstream.WithLabelValues(wk.Role, "error").Inc()
+		var op *net.OpError
 		return nil, &apiError{Status: http.StatusBadGateway, Type: "BadGatewayError",
-			Message: fmt.Sprintf("%s worker %s: %v", wk.Role, wk.URL, err)}
+			Message: fmt.Sprintf("%s worker %s: %v", wk.Role, wk.URL, err), dial: errors.As(err, &op) && op.Op == "dial"}
 	}
 	r.metrics.upstream.WithLabelValues(wk.Role, itoa(resp.StatusCode)).Inc()
 	return resp, nil
