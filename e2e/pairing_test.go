@@ -130,7 +130,8 @@ func replayRatio(t *testing.T, w *podWatch, r v1beta1.PrefillDecodeRatio, desire
 // router pod's selectors (its --prefill-selector and --decode-selector
 // items, as rendered into the pod) match carry its own pairing only, and
 // every pairing with a live engine pod and a live decoder pod (so every
-// pairing that serves) has a live router.
+// pairing that serves) has a live router, unless another pairing's router
+// serves (its router then retires before its last group).
 func (rw *routerWatch) moment(state map[string]*corev1.Pod, ev podEvent, ready map[string]map[string]int32) {
 	if rw.routerPairings == nil {
 		rw.routerPairings = map[string]bool{}
@@ -162,12 +163,19 @@ func (rw *routerWatch) moment(state map[string]*corev1.Pod, ev podEvent, ready m
 			}
 		}
 	}
+	var all []*corev1.Pod
+	for _, p := range state {
+		all = append(all, p)
+	}
+	served := e2eutil.ServedPairings(all)
 	serving := 0
 	for q := range live[v1beta1.ComponentEngine] {
 		if !live[v1beta1.ComponentDecoder][q] {
 			continue
 		}
-		if !routed[q] {
+		// A pairing's router may retire before its last group once another
+		// pairing's router serves (plan rule 13).
+		if !routed[q] && (len(served) == 0 || served[q]) {
 			rw.unrouted = append(rw.unrouted, fmt.Sprintf("after %s: pairing %q has live prefill and decode pods %v and no router", when, q, livePods[q]))
 		}
 		if ready[v1beta1.ComponentEngine][q] > 0 && ready[v1beta1.ComponentDecoder][q] > 0 && routed[q] {

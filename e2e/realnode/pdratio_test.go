@@ -18,6 +18,7 @@ import (
 	"github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/devenv/node"
 	"github.com/berthdev/berth/internal/testing/e2eutil"
+	"github.com/berthdev/berth/reconcile/plan"
 )
 
 // requester sends one chat request at a time through url, each from a new
@@ -153,18 +154,25 @@ func (s *pdSampler) sample(pods []corev1.Pod, r v1beta1.PrefillDecodeRatio) {
 			}
 		case live[c] != nil && p.DeletionTimestamp == nil:
 			live[c][q] = true
-			if podIsReady(p) {
+			if e2eutil.PodReady(p) {
 				ready[c][q]++
 			}
 		}
 	}
+	ptrs := make([]*corev1.Pod, len(pods))
+	for i := range pods {
+		ptrs[i] = &pods[i]
+	}
+	served := e2eutil.ServedPairings(ptrs)
 	serving := 0
 	for q := range live[v1beta1.ComponentEngine] {
 		pr, dr := ready[v1beta1.ComponentEngine][q], ready[v1beta1.ComponentDecoder][q]
 		if sk := r.Skew(pr, dr); sk > s.worstSkew {
 			s.worstSkew, s.worstAt = sk, fmt.Sprintf("pairing %s: %d prefill, %d decode Ready", q, pr, dr)
 		}
-		if live[v1beta1.ComponentDecoder][q] && !routed[q] {
+		// A pairing's router retires before its last group once another
+		// pairing's router serves (plan rule 13).
+		if live[v1beta1.ComponentDecoder][q] && !routed[q] && (len(served) == 0 || served[q]) {
 			s.unrouted = append(s.unrouted, fmt.Sprintf("pairing %s has live prefill and decode pods and no live router", q))
 		}
 		if pr > 0 && dr > 0 && routed[q] {
@@ -182,23 +190,16 @@ func (s *pdSampler) finish() *pdSampler {
 	return s
 }
 
-func podIsReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // A 1:2 prefill/decode service on the real node (2 prefill, 4 decode
 // groups of berth-test-engine, a router per pairing selecting
 // ome.io/pairing={{.Pairing}}, as the shipped runtime does) is rolled to a
 // new pairing while three clients send requests through its front
 // Service, each one after another: every request is answered (goal: 0
 // failed); sampled every 250 ms, no router selects pods of another
-// pairing, every pairing with live prefill and decode pods has a router,
-// and the Ready groups stay within the ratio.
+// pairing, every pairing with live prefill and decode pods has a router
+// (unless another pairing's router serves: its own retired early),
+// and the Ready groups stay within the ratio; the old pairing's router
+// leaves before its last group (events RouterFirst and RouterRetired).
 func TestPrefillDecodeRatioRolloutServesOnRealNode(t *testing.T) {
 	needNode(t)
 	ctx := context.Background()
@@ -255,6 +256,15 @@ func TestPrefillDecodeRatioRolloutServesOnRealNode(t *testing.T) {
 		smp.samples, smp.worstSkew, smp.worstAt, smp.bothServe, smp.routers)
 	for _, f := range failures {
 		t.Logf("failed: %s", f)
+	}
+	// The old pairing's router left before its last group (plan rule 13).
+	for _, reason := range []string{plan.ReasonRouterFirst, plan.ReasonRouterRetired} {
+		evs, err := env.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=pdr,reason=" + reason})
+		require.NoError(t, err)
+		for _, e := range evs.Items {
+			t.Logf("event %s: %s", e.Reason, e.Message)
+		}
+		assert.NotEmpty(t, evs.Items, "no %s event: the old pairing's router did not leave before its last group", reason)
 	}
 	assert.Zero(t, failed, "every request through the rollout is answered")
 	assert.Empty(t, smp.mixed, "a router's selectors matched pods of another pairing")

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/berthdev/berth/internal/testing/e2eutil"
 )
 
 // startupBatch is how many pods start at once: the real node has 2 cores
@@ -67,7 +69,7 @@ func measure(t *testing.T, prefix string, create func(*testing.T, string, int) s
 				if !ok {
 					continue
 				}
-				if _, mine := started[p.Name]; mine && readyAt[p.Name].IsZero() && podReady(p) {
+				if _, mine := started[p.Name]; mine && readyAt[p.Name].IsZero() && e2eutil.PodReady(p) {
 					readyAt[p.Name] = time.Now()
 				}
 			case <-timeout:
@@ -82,15 +84,6 @@ func measure(t *testing.T, prefix string, create func(*testing.T, string, int) s
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // createPlainEngine creates the pod an InferenceService's engine would be,

@@ -234,7 +234,27 @@
 //     minReplicas/maxReplicas, unless spec.router.replicas is set. The simulation (pair_sim_test.go)
 //     checks after every observation that every router carries one
 //     pairing and that every pairing with a live prefill and a live decode
-//     group has a live router.
+//     group has a live router (or one retired by rule 13).
+//  13. A router leaves before its pairing's last group (routers.go,
+//     pair.go). The engine and the decoder do not delete the last live
+//     group of another pairing that still has a router pod, terminating
+//     or not (Pair.Routed, from RoutedPairs), while a router of the
+//     current pairing is Ready and not terminating (Pair.Served, from
+//     Served) or the current pairing has a live group of the same role (it
+//     can then serve without this group): the step names that pairing in
+//     Step.RouterFirst, with event RouterFirst. The router is planned
+//     after both (Pair.Retire, the union of their RouterFirst) and, once
+//     Served, deletes that pairing's routers (event RouterRetired). The
+//     group goes once they are gone. So a retiring router, still in the
+//     Service's endpoints until they catch up, answers what it takes with
+//     its pairing's last groups, and the Service has the current
+//     pairing's Ready router to move to. With neither, nothing is held: a
+//     service with one group of a role has none to spare, so its old
+//     pairing goes, and its router with it, by rule 12. The simulation
+//     models the routers' readiness (Ready only while their pairing has a
+//     Ready prefill and decode) and checks after every delete that no
+//     last group of a pairing with a router pod goes while the hold applied
+//     when the step was planned.
 //
 // # Status and conditions
 //

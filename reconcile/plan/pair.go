@@ -26,9 +26,19 @@ type Pair struct {
 	Other map[string]Range
 	// Router: this is the router's Pair (rule 12), and Next plans one set
 	// of routers per pairing; Live are then the pairings with a live engine
-	// group and a live decoder group (LivePairs).
+	// group and a live decoder group (LivePairs), Retire those whose last
+	// group a step of the engine or the decoder holds for their routers
+	// (Step.RouterFirst; rule 13).
 	Router bool
 	Live   map[string]bool
+	Retire map[string]bool
+	// Routed, for the engine and the decoder: the pairings other than the
+	// current one with a router pod (RoutedPairs); Served: a router of the
+	// current pairing is Ready and not terminating (Served). The last live
+	// group of a Routed pairing is not deleted while the current pairing
+	// is Served or has a live group of this role (rule 13).
+	Routed map[string]bool
+	Served bool
 }
 
 // Range is what one role has of one pairing: Live and Ready groups as
@@ -83,6 +93,9 @@ func (p *planner) pairDelete(g *group) bool {
 	if p.spec.Pair == nil || p.pairs == nil {
 		return true
 	}
+	if p.routerFirst(g) {
+		return false
+	}
 	r := p.pairs[g.pairing]
 	if !g.ready {
 		r.High--
@@ -96,6 +109,38 @@ func (p *planner) pairDelete(g *group) bool {
 		return false
 	}
 	p.pairs[g.pairing] = next
+	return true
+}
+
+// routerFirst applies rule 13: g is the last live group of a pairing
+// with a router pod (Pair.Routed) while the current pairing is Served or
+// has a live group of this role, so it waits until that pairing's routers
+// are gone; the first such hold of a step is said.
+func (p *planner) routerFirst(g *group) bool {
+	pr := p.spec.Pair
+	q := g.pairing
+	if !pr.Routed[q] || q == pr.Pairing {
+		return false
+	}
+	current := false
+	for _, o := range p.liveGroups() {
+		if o.pairing == q && o.ordinal != g.ordinal {
+			return false
+		}
+		current = current || o.pairing == pr.Pairing
+	}
+	if !pr.Served && !current {
+		return false // no group to spare: nothing can serve until it goes
+	}
+	if p.step.RouterFirst == nil {
+		p.step.RouterFirst = map[string]bool{}
+	}
+	p.step.RouterFirst[q] = true
+	if !p.routerFirstSaid {
+		p.routerFirstSaid = true
+		p.event(EventNormal, ReasonRouterFirst, "%s: deleting group %d waits: it is the last of pairing %q, whose router goes first so that it takes no request its pairing cannot answer",
+			p.spec.Component, g.ordinal, q)
+	}
 	return true
 }
 

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"slices"
 	"testing"
@@ -31,7 +32,13 @@ import (
 //     roles, rule 12): every router carries one pairing, so its selectors
 //     (ome.io/pairing={{.Pairing}}) match the pods of that pairing only,
 //     and every pairing with a live prefill and a live decode group (so
-//     every pairing with a Ready pair) has a live router.
+//     every pairing with a Ready pair) has a live router, unless it is not
+//     current and the current pairing is Served (its router retired,
+//     rule 13);
+//   - router first (rule 13): while the current pairing was Served, or
+//     had a live group of the role, when the step was planned, no delete
+//     takes the last live group of that role of another pairing that
+//     still has a router pod.
 
 type pairPod struct {
 	Pod
@@ -62,6 +69,12 @@ type pairSim struct {
 	// servedBoth counts observations at which two pairings had a Ready
 	// pair and a live router each.
 	servedBoth int
+	// holdAtPlan, by component: when this tick's steps were planned the
+	// current pairing was Served or had a live group of the component, so
+	// rule 13 holds the last group of a pairing with a router; retired
+	// counts routers deleted by rule 13.
+	holdAtPlan map[string]bool
+	retired    int
 }
 
 func newPairSim(t *testing.T, seed int64, ratio v1beta1.PrefillDecodeRatio, engine int32, pairing string) *pairSim {
@@ -101,10 +114,18 @@ func (s *pairSim) spec(c string) Spec {
 		Pair: &Pair{Pairing: s.pairing, Prefill: c == v1beta1.ComponentEngine, Ratio: &s.ratio}}
 }
 
+// observed is what a watch shows of component c. A router is Ready only
+// while its pairing has a Ready prefill and a Ready decode, as the
+// routers' readiness probes answer (/readiness).
 func (s *pairSim) observed(c string) []Pod {
 	var out []Pod
+	pre, dec := s.readyBy(v1beta1.ComponentEngine), s.readyBy(v1beta1.ComponentDecoder)
 	for _, p := range s.pods[c] {
-		out = append(out, p.Pod)
+		o := p.Pod
+		if c == v1beta1.ComponentRouter {
+			o.Ready = o.Ready && pre[o.Pairing] > 0 && dec[o.Pairing] > 0
+		}
+		out = append(out, o)
 	}
 	return out
 }
@@ -156,8 +177,9 @@ func (s *pairSim) checkRouters(what string, pre, dec map[string]int32) {
 			}
 		}
 	}
+	served := Served(s.pairing, s.observed(v1beta1.ComponentRouter))
 	for q := range live[v1beta1.ComponentEngine] {
-		if live[v1beta1.ComponentDecoder][q] && !routed[q] {
+		if live[v1beta1.ComponentDecoder][q] && !routed[q] && (q == s.pairing || !served) {
 			s.t.Fatalf("tick %d, after %s: pairing %s has live prefill and decode groups (%d and %d Ready) but no router: %v",
 				s.tick, what, q, pre[q], dec[q], s.describe(v1beta1.ComponentRouter))
 		}
@@ -173,6 +195,27 @@ func (s *pairSim) checkRouters(what string, pre, dec map[string]int32) {
 	}
 }
 
+// checkRouterFirst asserts rule 13 after the delete of p, a pod of
+// component c.
+func (s *pairSim) checkRouterFirst(c string, p *pairPod) {
+	s.t.Helper()
+	q := p.Pairing
+	if c == v1beta1.ComponentRouter || !s.holdAtPlan[c] || q == s.pairing {
+		return
+	}
+	for _, o := range s.pods[c] {
+		if o.Pairing == q && !o.Terminating {
+			return
+		}
+	}
+	for _, r := range s.pods[v1beta1.ComponentRouter] {
+		if r.Pairing == q {
+			s.t.Fatalf("tick %d: %s %s, the last of pairing %s, deleted while router %s of that pairing is still there (terminating: %v) and pairing %s is served or has a live %s",
+				s.tick, c, p.Name, q, r.Name, r.Terminating, s.pairing, c)
+		}
+	}
+}
+
 // step runs one tick: both planners, their writes and the world's moves,
 // observation by observation in a random order.
 func (s *pairSim) step() {
@@ -180,6 +223,14 @@ func (s *pairSim) step() {
 	s.steps++
 	es := s.spec(v1beta1.ComponentEngine)
 	es.Pair.Other = PairRanges(s.spec(v1beta1.ComponentDecoder), s.observed(v1beta1.ComponentDecoder))
+	if s.routers > 0 { // as the reconciler does: the router pods as observed before the steps
+		es.Pair.Routed = RoutedPairs(s.pairing, s.observed(v1beta1.ComponentRouter))
+		es.Pair.Served = Served(s.pairing, s.observed(v1beta1.ComponentRouter))
+		s.holdAtPlan = map[string]bool{}
+		for _, c := range []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder} {
+			s.holdAtPlan[c] = es.Pair.Served || slices.ContainsFunc(s.pods[c], func(p *pairPod) bool { return p.Pairing == s.pairing && !p.Terminating })
+		}
+	}
 	estep := Next(es, s.observed(v1beta1.ComponentEngine), s.memory[v1beta1.ComponentEngine], t0)
 	s.memory[v1beta1.ComponentEngine] = estep.Backoff
 	steps := map[string]Step{v1beta1.ComponentEngine: estep}
@@ -188,13 +239,19 @@ func (s *pairSim) step() {
 	} else {
 		ds := s.spec(v1beta1.ComponentDecoder)
 		ds.Pair.Other = estep.Pairs
+		ds.Pair.Routed, ds.Pair.Served = es.Pair.Routed, es.Pair.Served
 		dstep := Next(ds, s.observed(v1beta1.ComponentDecoder), s.memory[v1beta1.ComponentDecoder], t0)
 		s.memory[v1beta1.ComponentDecoder] = dstep.Backoff
 		steps[v1beta1.ComponentDecoder] = dstep
 		if s.routers > 0 {
 			rs := s.spec(v1beta1.ComponentRouter)
 			// As the reconciler does: the pods as observed before the steps.
-			rs.Pair = RouterPair(s.pairing, LivePairs(PairRanges(es, s.observed(v1beta1.ComponentEngine)), PairRanges(ds, s.observed(v1beta1.ComponentDecoder))))
+			retire := maps.Clone(estep.RouterFirst)
+			if retire == nil {
+				retire = map[string]bool{}
+			}
+			maps.Copy(retire, dstep.RouterFirst)
+			rs.Pair = RouterPair(s.pairing, PairRanges(es, s.observed(v1beta1.ComponentEngine)), PairRanges(ds, s.observed(v1beta1.ComponentDecoder)), retire)
 			rstep := Next(rs, s.observed(v1beta1.ComponentRouter), s.memory[v1beta1.ComponentRouter], t0)
 			s.memory[v1beta1.ComponentRouter] = rstep.Backoff
 			steps[v1beta1.ComponentRouter] = rstep
@@ -246,6 +303,10 @@ func (s *pairSim) delete(c string, d PodRef, seenReady bool) {
 	wasReady := p.Ready && seenReady
 	p.Terminating, p.Ready, p.goneAt = true, false, s.tick+1
 	s.check("deleting " + c + " " + d.Name)
+	s.checkRouterFirst(c, p)
+	if d.Reason == ReasonRouterRetired {
+		s.retired++
+	}
 	if !wasReady || c == v1beta1.ComponentRouter {
 		return // a router's pairing left (rule 12); maxUnavailable is the groups'
 	}
@@ -388,16 +449,19 @@ func TestPairSimRatios(t *testing.T) {
 }
 
 // TestPairSimRouters: the rollouts and scaling above with routers planned
-// by Next with RouterPair (rule 12), one and two per pairing: after every
+// by Next with RouterPair (rules 12 and 13), one and two per pairing: after every
 // observation no router selects two pairings and every pairing with a
-// Ready pair has a router; both pairings serve at once during a roll; at
-// rest only the current pairing's routers are left.
+// Ready pair has a router (or its router retired); both pairings serve at
+// once during a roll; a router is retired before its pairing's last
+// group, which waits for it; at rest only the current pairing's routers
+// are left.
 func TestPairSimRouters(t *testing.T) {
 	for _, routers := range []int32{1, 2} {
-		both := 0
+		both, retired := 0, 0
 		for seed := range int64(30) {
 			s := newPairSim(t, seed, ratio(1, 2, 1), 2, "B")
 			s.routers = routers
+			s.maxUnav = 1 + int32(seed%2)
 			s.seed(v1beta1.ComponentEngine, 2, "A")
 			s.seed(v1beta1.ComponentDecoder, 4, "A")
 			s.seed(v1beta1.ComponentRouter, routers, "A")
@@ -411,6 +475,7 @@ func TestPairSimRouters(t *testing.T) {
 			s.pairing = "C"
 			s.run(300)
 			both += s.servedBoth
+			retired += s.retired
 			for _, r := range s.pods[v1beta1.ComponentRouter] {
 				if r.Pairing != "C" {
 					t.Fatalf("seed %d: router %s of pairing %s left at rest", seed, r.Name, r.Pairing)
@@ -419,6 +484,9 @@ func TestPairSimRouters(t *testing.T) {
 		}
 		if both == 0 {
 			t.Fatalf("%d router(s): no observation had two pairings serving at once", routers)
+		}
+		if retired == 0 {
+			t.Fatalf("%d router(s): no router was retired before its pairing's last group (rule 13)", routers)
 		}
 	}
 }

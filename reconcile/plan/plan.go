@@ -44,9 +44,11 @@ type planner struct {
 	touched map[int32]bool
 	created map[int32]bool
 	// pairs is the component's Range per pairing as the step goes (rule
-	// 11); pairHeldSaid: the RatioHold event was written.
-	pairs        map[string]Range
-	pairHeldSaid bool
+	// 11); pairHeldSaid: the RatioHold event was written; routerFirstSaid:
+	// the RouterFirst one (rule 13).
+	pairs           map[string]Range
+	pairHeldSaid    bool
+	routerFirstSaid bool
 }
 
 func newPlanner(spec Spec, pods []Pod, memory Backoff, now time.Time) *planner {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/berthdev/berth/api/v1beta1"
 )
@@ -18,7 +19,20 @@ func routerSpec(replicas int32) Spec {
 }
 
 // rp is RouterPair.
-func rp(current string, l map[string]bool) *Pair { return RouterPair(current, l) }
+func rp(current string, l map[string]bool) *Pair {
+	if current == "" {
+		return nil
+	}
+	return &Pair{Pairing: current, Router: true, Live: l}
+}
+
+// rpRetire is rp with the pairings whose last group a step holds for
+// their routers (rule 13).
+func rpRetire(current string, l, retire map[string]bool) *Pair {
+	p := rp(current, l)
+	p.Retire = retire
+	return p
+}
 
 func live(qs ...string) map[string]bool {
 	out := map[string]bool{}
@@ -64,6 +78,18 @@ func TestNextRouters(t *testing.T) {
 			rp:   rp("B", live("B")),
 			pods: []Pod{single(0, "r1", pairedTo("A")), single(1, "r1", pairedTo("B")), single(2, "r1", pairedTo("A"), notReady)},
 			want: want{deletes: []string{"e-0/PairingGone", "e-2/PairingGone"}, ready: 1}},
+		{name: "a step holds the old pairing's last group and the new one is served: its router goes first", replicas: 1,
+			rp:   rpRetire("B", live("A", "B"), live("A")),
+			pods: []Pod{single(0, "r1", pairedTo("A")), single(1, "r1", pairedTo("B"))},
+			want: want{deletes: []string{"e-0/RouterRetired"}, ready: 1}},
+		{name: "a step holds the old pairing's last group but the new one is not served: its router stays", replicas: 1,
+			rp:   rpRetire("B", live("A", "B"), live("A")),
+			pods: []Pod{single(0, "r1", pairedTo("A")), single(1, "r1", pairedTo("B"), notReady)},
+			want: want{ready: 1}},
+		{name: "a terminating router of the current pairing does not serve it", replicas: 1,
+			rp:   rpRetire("B", live("A", "B"), live("A")),
+			pods: []Pod{single(0, "r1", pairedTo("A")), single(1, "r1", pairedTo("B"), terminating)},
+			want: want{ready: 1}},
 		{name: "a terminating router of another pairing holds its ordinal", replicas: 2,
 			rp:   rp("B", live("B")),
 			pods: []Pod{single(0, "r1", pairedTo("A"), terminating), single(2, "r1", pairedTo("B"))},
@@ -123,4 +149,64 @@ func TestLivePairs(t *testing.T) {
 	got := LivePairs(map[string]Range{"A": {Live: 1}, "B": {Live: 1}, "C": {}, "D": {Live: 2}},
 		map[string]Range{"A": {Live: 3}, "B": {Live: 0}, "C": {Live: 2}})
 	assert.Equal(t, live("A"), got, "a pairing with no live prefill or no live decode group has nothing to route")
+}
+
+// TestRoutedPairs: the pairings other than the current one with a router
+// pod, terminating or not (rule 13); Served: a router of the current
+// pairing is Ready and not terminating.
+func TestRoutedPairs(t *testing.T) {
+	routers := []Pod{single(0, "r", pairedTo("B"), notReady), single(1, "r", pairedTo("A"), terminating),
+		single(2, "r", pairedTo("C"), notReady), single(3, "r")}
+	assert.Equal(t, live("A", "C"), RoutedPairs("B", routers), "a router without a pairing is not this rule's")
+	assert.Nil(t, RoutedPairs("", routers), "no pairing, no rule")
+	assert.False(t, Served("B", routers), "B's router is not Ready")
+	assert.True(t, Served("B", append(routers, single(4, "r", pairedTo("B")))))
+	assert.False(t, Served("B", []Pod{single(0, "r", pairedTo("B"), terminating)}), "a terminating router does not serve")
+	assert.False(t, Served("", []Pod{single(0, "r")}))
+}
+
+// TestRouterFirst: the engine (or the decoder) keeps the last live group of
+// a retiring pairing until its routers are gone, says so, and names the
+// pairing in Step.RouterFirst; other groups of that pairing roll as usual
+// (rule 13).
+func TestRouterFirst(t *testing.T) {
+	spec := func(routed map[string]bool, served bool) Spec {
+		s := mkSpec(2)
+		s.Revision = "B"
+		s.MaxUnavailable = intstr.FromInt32(2)
+		s.Pair = &Pair{Pairing: "B", Prefill: true, Routed: routed, Served: served}
+		return s
+	}
+	rolled := func(st Step) []string {
+		var out []string
+		for _, d := range st.Delete {
+			out = append(out, d.Name+"/"+d.Reason)
+		}
+		return out
+	}
+	twoOld := []Pod{single(0, "A", pairedTo("A")), single(1, "A", pairedTo("A"))}
+
+	st := Next(spec(nil, true), twoOld, nil, t0)
+	assert.Equal(t, []string{"e-0/RollingGroup", "e-1/RollingGroup"}, rolled(st), "pairing A has no router: both roll")
+	assert.Nil(t, st.RouterFirst)
+
+	st = Next(spec(live("A"), true), twoOld, nil, t0)
+	assert.Equal(t, []string{"e-1/RollingGroup"}, rolled(st), "the last group of pairing A waits for its router")
+	assert.Equal(t, live("A"), st.RouterFirst)
+	require.NotEmpty(t, st.Events)
+	assert.Contains(t, st.Events[len(st.Events)-1].Message, `deleting group 0 waits: it is the last of pairing "A"`)
+	assert.Equal(t, ReasonRouterFirst, st.Events[len(st.Events)-1].Reason)
+
+	st = Next(spec(live("C"), true), twoOld, nil, t0)
+	assert.Len(t, st.Delete, 2, "another pairing's router holds nothing of A")
+	assert.Nil(t, st.RouterFirst)
+
+	st = Next(spec(live("A"), false), twoOld, nil, t0)
+	assert.Len(t, st.Delete, 2, "B is not served and has no group of this role: nothing to wait for")
+	assert.Nil(t, st.RouterFirst)
+
+	oneEach := []Pod{single(0, "A", pairedTo("A")), single(1, "B", pairedTo("B"), notReady)}
+	st = Next(spec(live("A"), false), oneEach, nil, t0)
+	assert.Empty(t, st.Delete, "B is not served yet but has a group of this role: A's last waits for B's router")
+	assert.Equal(t, live("A"), st.RouterFirst)
 }

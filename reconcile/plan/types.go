@@ -169,6 +169,8 @@ const (
 	ReasonRevisionMissing    = "RevisionNotRecorded"
 	ReasonRatioHold          = "RatioHold"
 	ReasonPairingGone        = "PairingGone"
+	ReasonRouterRetired      = "RouterRetired"
+	ReasonRouterFirst        = "RouterFirst"
 
 	ProgressRollingUpdate = "RollingUpdate"
 	ProgressScaling       = "Scaling"
@@ -256,4 +258,7 @@ type Step struct {
 	// Pairs is, with Spec.Pair, the component's Range per pairing after
 	// this step: the next role's Pair.Other, and the status's pairings.
 	Pairs map[string]Range
+	// RouterFirst are the pairings whose last group this step holds until
+	// their routers are gone (rule 13): the router's Pair.Retire.
+	RouterFirst map[string]bool
 }

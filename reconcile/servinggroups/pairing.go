@@ -2,6 +2,7 @@ package servinggroups
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -78,26 +79,34 @@ func pairingOf(revs map[string]string) string {
 	return merge.Pairing(e, d)
 }
 
-// pairFor is the planner's Pair for component t (plan rules 10 to 12):
+// pairFor is the planner's Pair for component t (plan rules 10 to 13):
 // nil without a decoder. The engine is planned first, against the
 // decoder's pods as they are; the decoder against the engine's step
-// (enginePairs); the router per pairing, keeping the routers of every
-// pairing the engine's and the decoder's pods both have live groups of.
+// (earlier); both keep the last group of a pairing whose routers may be
+// retired (rule 13). The router is planned last, per pairing: it keeps the routers
+// of every pairing the engine's and the decoder's pods both have live
+// groups of, and retires those whose last group the earlier steps hold.
 func (c *Controller) pairFor(isvc *v1beta1.InferenceService, topo []merge.ComponentTopology, t merge.ComponentTopology,
-	revs map[string]string, pods []*corev1.Pod, enginePairs map[string]plan.Range) *plan.Pair {
+	revs map[string]string, pods []*corev1.Pod, earlier map[string]plan.Step) *plan.Pair {
 	pairing := pairingOf(revs)
 	if pairing == "" {
 		return nil
 	}
 	if t.Component == v1beta1.ComponentRouter {
-		return plan.RouterPair(pairing, plan.LivePairs(c.roleRanges(isvc, topo, revs, pods, v1beta1.ComponentEngine),
-			c.roleRanges(isvc, topo, revs, pods, v1beta1.ComponentDecoder)))
+		retire := map[string]bool{}
+		for _, st := range earlier {
+			maps.Copy(retire, st.RouterFirst)
+		}
+		return plan.RouterPair(pairing, c.roleRanges(isvc, topo, revs, pods, v1beta1.ComponentEngine),
+			c.roleRanges(isvc, topo, revs, pods, v1beta1.ComponentDecoder), retire)
 	}
-	p := &plan.Pair{Pairing: pairing, Prefill: t.Component == v1beta1.ComponentEngine, Ratio: isvc.Spec.PrefillDecodeRatio}
+	routers := observe(pods, v1beta1.ComponentRouter)
+	p := &plan.Pair{Pairing: pairing, Prefill: t.Component == v1beta1.ComponentEngine, Ratio: isvc.Spec.PrefillDecodeRatio,
+		Routed: plan.RoutedPairs(pairing, routers), Served: plan.Served(pairing, routers)}
 	if p.Prefill {
 		p.Other = c.roleRanges(isvc, topo, revs, pods, v1beta1.ComponentDecoder)
 	} else {
-		p.Other = enginePairs
+		p.Other = earlier[v1beta1.ComponentEngine].Pairs
 	}
 	return p
 }

@@ -1,6 +1,7 @@
 package servinggroups
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,6 +118,21 @@ func TestRouterPair(t *testing.T) {
 	assert.True(t, got.Router)
 	assert.Equal(t, merge.Pairing("e2", "d2"), got.Pairing)
 	assert.Equal(t, map[string]bool{"old": true}, got.Live, "pairings with a live prefill and a live decode (a terminating group is not live)")
+	assert.Empty(t, got.Retire)
+
+	// Rule 13: the engine and the decoder know the pairings with a router
+	// ("old") and whether a router of the current pairing is Ready; the
+	// router retires the pairings whose last group the earlier steps hold.
+	current := pod(v1beta1.ComponentRouter, 1, merge.Pairing("e2", "d2"), false)
+	current.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	current.Status.Phase = corev1.PodRunning
+	withCurrent := append(slices.Clone(pods), current)
+	eng := c.pairFor(isvc, topo, topo[0], revs, withCurrent, nil)
+	assert.Equal(t, map[string]bool{"old": true}, eng.Routed)
+	assert.True(t, eng.Served)
+	assert.False(t, c.pairFor(isvc, topo, topo[0], revs, pods, nil).Served, "the current pairing has no Ready router")
+	earlier := map[string]plan.Step{v1beta1.ComponentEngine: {RouterFirst: map[string]bool{"old": true}}, v1beta1.ComponentDecoder: {}}
+	assert.Equal(t, map[string]bool{"old": true}, c.pairFor(isvc, topo, topo[2], revs, withCurrent, earlier).Retire)
 
 	assert.Nil(t, c.pairFor(isvc, []merge.ComponentTopology{topo[0], topo[2]}, topo[2], map[string]string{v1beta1.ComponentEngine: "e2"}, pods, nil))
 }

@@ -211,12 +211,12 @@ func (c *Controller) planComponents(ctx context.Context, key string, isvc *v1bet
 		return nil, err
 	}
 	var ps []planned
-	var enginePairs map[string]plan.Range
+	earlier := map[string]plan.Step{} // the steps planned before, by component
 	for _, t := range topo {
 		c.warnClamped(key, isvc, t)
 		rev := revs[t.Component]
 		spec := planSpec(isvc, t, rev, c.opts)
-		spec.Pair = c.pairFor(isvc, topo, t, revs, pods, enginePairs) // plan rules 10 and 11
+		spec.Pair = c.pairFor(isvc, topo, t, revs, pods, earlier) // plan rules 10 to 13
 		observed := observe(pods, t.Component)
 		hist := c.syncHistory(ctx, isvc, dec, t, rev, observed) // partitions hold (revisions.go)
 		spec.StableRevision, spec.Recorded = hist.stable, hist.recorded
@@ -227,9 +227,7 @@ func (c *Controller) planComponents(ctx context.Context, key string, isvc *v1bet
 		step := plan.Next(spec, append(slices.Clip(observed), foreign[t.Component]...), mem[t.Component], now)
 		c.setBackoff(key, t.Component, step.Backoff)
 		c.trackProgress(key, isvc, t.Component, rev, &step)
-		if t.Component == v1beta1.ComponentEngine {
-			enginePairs = step.Pairs
-		}
+		earlier[t.Component] = step
 		ps = append(ps, planned{topo: t, revision: rev, step: step, observed: observed})
 	}
 	return ps, nil
