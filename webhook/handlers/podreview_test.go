@@ -65,6 +65,7 @@ func TestCapturedPodReview(t *testing.T) {
 	resp := h.Mutate(ctx, req)
 	patched := applyPatch(t, req.Object.Raw, resp)
 	require.NotEmpty(t, resp.Patch)
+	assert.NotContains(t, string(resp.Patch), `"/metadata/managedFields`, "berth never writes managedFields")
 	var got corev1.Pod
 	require.NoError(t, json.Unmarshal(patched, &got))
 	assert.Equal(t, pod.ManagedFields, got.ManagedFields)
