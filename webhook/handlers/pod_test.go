@@ -154,7 +154,11 @@ func FuzzPodPatch(f *testing.F) {
 		w, _ := gpuWorld(t)
 		pod := map[string]any{
 			"apiVersion": "v1", "kind": "Pod",
-			"metadata":    map[string]any{"name": "p", "labels": map[string]any{"ome.io/inferenceservice": "chat", "extra": label}},
+			"metadata": map[string]any{"name": "p", "labels": map[string]any{"ome.io/inferenceservice": "chat", "extra": label},
+				// The handler leaves managedFields out of its encodings
+				// (podpatch.go): the patch must leave it as sent.
+				"managedFields": []any{map[string]any{"manager": label, "operation": "Update", "apiVersion": "v1",
+					"fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:metadata": map[string]any{"f:labels": map[string]any{}}, "f:" + arg: unknownJSON}}}},
 			"futureField": unknownJSON,
 			"spec": map[string]any{"containers": []any{map[string]any{
 				"name": "ome-container", "image": "x", "args": []any{arg},
@@ -197,6 +201,7 @@ func FuzzPodPatch(f *testing.F) {
 		var sent map[string]any
 		require.NoError(t, json.Unmarshal(raw, &sent))
 		assert.Equal(t, mustJSON(sent["futureField"]), mustJSON(m["futureField"]))
+		assert.Equal(t, mustJSON(sent["metadata"].(map[string]any)["managedFields"]), mustJSON(m["metadata"].(map[string]any)["managedFields"]))
 		assert.Equal(t, mustJSON(sent["futureField"]), mustJSON(m["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["futureContainerField"]))
 		again, _ := admitPod(t, w, out)
 		require.True(t, again.Allowed)
