@@ -238,7 +238,9 @@
 //  13. A router leaves before its pairing's last group (routers.go,
 //     pair.go). The engine and the decoder do not delete the last live
 //     group of another pairing that still has a router pod, terminating
-//     or not (Pair.Routed, from RoutedPairs), while a router of the
+//     or not (Pair.Routed, from RoutedPairs), and a live group of the
+//     other role (Pair.Other; without one its router serves nothing and
+//     goes by rule 12), while a router of the
 //     current pairing is Ready and not terminating (Pair.Served, from
 //     Served) or the current pairing has a live group of the same role (it
 //     can then serve without this group): the step names that pairing in
@@ -254,7 +256,8 @@
 //     models the routers' readiness (Ready only while their pairing has a
 //     Ready prefill and decode) and checks after every delete that no
 //     last group of a pairing with a router pod goes while the hold applied
-//     when the step was planned.
+//     when the step was planned; FuzzPairRatio starts it, routers
+//     included, from arbitrary worlds, and every run must settle.
 //
 // # Status and conditions
 //
@@ -310,5 +313,7 @@
 //     revision and rolls once the partition is lowered.
 //   - A router of a pairing that is no longer current is never recreated
 //     or rolled (rule 12): if it fails while its pairing still has groups,
-//     that pairing is served by no router until it is gone.
+//     that pairing is served by no router until it is gone. Nor is one
+//     retired by rule 13 brought back if the current pairing stops being
+//     Served before that pairing's last group goes.
 package plan

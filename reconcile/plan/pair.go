@@ -113,14 +113,15 @@ func (p *planner) pairDelete(g *group) bool {
 }
 
 // routerFirst applies rule 13: g is the last live group of a pairing
-// with a router pod (Pair.Routed) while the current pairing is Served or
-// has a live group of this role, so it waits until that pairing's routers
-// are gone; the first such hold of a step is said.
+// with a router pod (Pair.Routed) and a live group of the other role
+// (Pair.Other), while the current pairing is Served or keeps a live group
+// of this role, so it waits until that pairing's routers are gone; the
+// first such hold of a step is said.
 func (p *planner) routerFirst(g *group) bool {
 	pr := p.spec.Pair
 	q := g.pairing
-	if !pr.Routed[q] || q == pr.Pairing {
-		return false
+	if !pr.Routed[q] || q == pr.Pairing || pr.Other[q].Live == 0 {
+		return false // no router, or one that serves nothing: rule 12 deletes it
 	}
 	current := false
 	for _, o := range p.liveGroups() {

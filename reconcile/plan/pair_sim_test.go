@@ -33,12 +33,12 @@ import (
 //     (ome.io/pairing={{.Pairing}}) match the pods of that pairing only,
 //     and every pairing with a live prefill and a live decode group (so
 //     every pairing with a Ready pair) has a live router, unless it is not
-//     current and the current pairing is Served (its router retired,
-//     rule 13);
+//     current and the current pairing is Served or its router was retired
+//     (rule 13; a retired router is not brought back);
 //   - router first (rule 13): while the current pairing was Served, or
-//     had a live group of the role, when the step was planned, no delete
+//     kept a live group of the role, when the step was planned, no delete
 //     takes the last live group of that role of another pairing that
-//     still has a router pod.
+//     still has a router pod and had a live group of the other role.
 
 type pairPod struct {
 	Pod
@@ -69,17 +69,20 @@ type pairSim struct {
 	// servedBoth counts observations at which two pairings had a Ready
 	// pair and a live router each.
 	servedBoth int
-	// holdAtPlan, by component: when this tick's steps were planned the
-	// current pairing was Served or had a live group of the component, so
-	// rule 13 holds the last group of a pairing with a router; retired
-	// counts routers deleted by rule 13.
-	holdAtPlan map[string]bool
-	retired    int
+	// holdAtPlan and liveAtPlan (planned), by component: when this tick's
+	// steps were planned rule 13 held the last group of a pairing with a
+	// router and a live group of the other role; retired counts routers
+	// deleted by rule 13.
+	holdAtPlan   map[string]bool
+	liveAtPlan   map[string]map[string]bool
+	retired      int
+	retiredPairs map[string]bool // pairings whose router rule 13 retired
 }
 
 func newPairSim(t *testing.T, seed int64, ratio v1beta1.PrefillDecodeRatio, engine int32, pairing string) *pairSim {
 	s := &pairSim{t: t, rng: rand.New(rand.NewSource(seed)), ratio: ratio, maxUnav: 1, pairing: pairing, engine: engine,
-		readyMax: 3, pods: map[string][]*pairPod{}, memory: map[string]Backoff{}, crashAfter: -1, unavail: map[string]int32{}}
+		readyMax: 3, pods: map[string][]*pairPod{}, memory: map[string]Backoff{}, crashAfter: -1, unavail: map[string]int32{},
+		retiredPairs: map[string]bool{}}
 	s.limit = ratio.Tolerance()
 	return s
 }
@@ -179,7 +182,7 @@ func (s *pairSim) checkRouters(what string, pre, dec map[string]int32) {
 	}
 	served := Served(s.pairing, s.observed(v1beta1.ComponentRouter))
 	for q := range live[v1beta1.ComponentEngine] {
-		if live[v1beta1.ComponentDecoder][q] && !routed[q] && (q == s.pairing || !served) {
+		if live[v1beta1.ComponentDecoder][q] && !routed[q] && (q == s.pairing || !served && !s.retiredPairs[q]) {
 			s.t.Fatalf("tick %d, after %s: pairing %s has live prefill and decode groups (%d and %d Ready) but no router: %v",
 				s.tick, what, q, pre[q], dec[q], s.describe(v1beta1.ComponentRouter))
 		}
@@ -195,12 +198,39 @@ func (s *pairSim) checkRouters(what string, pre, dec map[string]int32) {
 	}
 }
 
+// planned records, for checkRouterFirst, when rule 13 held for this
+// tick's steps: per role, whether the current pairing was Served or kept a
+// live group of the role the step does not delete, and which pairings had
+// a live group of each role.
+func (s *pairSim) planned(steps map[string]Step, served bool) {
+	s.holdAtPlan, s.liveAtPlan = map[string]bool{}, map[string]map[string]bool{}
+	for _, c := range []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder} {
+		s.liveAtPlan[c] = map[string]bool{}
+		st, ok := steps[c]
+		for _, p := range s.pods[c] {
+			if p.Terminating {
+				continue
+			}
+			s.liveAtPlan[c][p.Pairing] = true
+			deleted := slices.ContainsFunc(st.Delete, func(d PodRef) bool { return d.UID == p.UID })
+			if p.Pairing == s.pairing && !deleted {
+				s.holdAtPlan[c] = ok
+			}
+		}
+		s.holdAtPlan[c] = ok && (s.holdAtPlan[c] || served)
+	}
+}
+
 // checkRouterFirst asserts rule 13 after the delete of p, a pod of
 // component c.
 func (s *pairSim) checkRouterFirst(c string, p *pairPod) {
 	s.t.Helper()
 	q := p.Pairing
-	if c == v1beta1.ComponentRouter || !s.holdAtPlan[c] || q == s.pairing {
+	other := v1beta1.ComponentDecoder
+	if c == v1beta1.ComponentDecoder {
+		other = v1beta1.ComponentEngine
+	}
+	if c == v1beta1.ComponentRouter || !s.holdAtPlan[c] || q == s.pairing || !s.liveAtPlan[other][q] {
 		return
 	}
 	for _, o := range s.pods[c] {
@@ -226,10 +256,6 @@ func (s *pairSim) step() {
 	if s.routers > 0 { // as the reconciler does: the router pods as observed before the steps
 		es.Pair.Routed = RoutedPairs(s.pairing, s.observed(v1beta1.ComponentRouter))
 		es.Pair.Served = Served(s.pairing, s.observed(v1beta1.ComponentRouter))
-		s.holdAtPlan = map[string]bool{}
-		for _, c := range []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder} {
-			s.holdAtPlan[c] = es.Pair.Served || slices.ContainsFunc(s.pods[c], func(p *pairPod) bool { return p.Pairing == s.pairing && !p.Terminating })
-		}
 	}
 	estep := Next(es, s.observed(v1beta1.ComponentEngine), s.memory[v1beta1.ComponentEngine], t0)
 	s.memory[v1beta1.ComponentEngine] = estep.Backoff
@@ -257,6 +283,7 @@ func (s *pairSim) step() {
 			steps[v1beta1.ComponentRouter] = rstep
 		}
 	}
+	s.planned(steps, es.Pair.Served)
 	var moves []func()
 	for c, st := range steps {
 		for _, d := range st.Delete {
@@ -302,11 +329,12 @@ func (s *pairSim) delete(c string, d PodRef, seenReady bool) {
 	p := s.pods[c][i]
 	wasReady := p.Ready && seenReady
 	p.Terminating, p.Ready, p.goneAt = true, false, s.tick+1
-	s.check("deleting " + c + " " + d.Name)
-	s.checkRouterFirst(c, p)
 	if d.Reason == ReasonRouterRetired {
 		s.retired++
+		s.retiredPairs[p.Pairing] = true
 	}
+	s.check("deleting " + c + " " + d.Name)
+	s.checkRouterFirst(c, p)
 	if !wasReady || c == v1beta1.ComponentRouter {
 		return // a router's pairing left (rule 12); maxUnavailable is the groups'
 	}

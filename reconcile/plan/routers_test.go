@@ -174,7 +174,8 @@ func TestRouterFirst(t *testing.T) {
 		s := mkSpec(2)
 		s.Revision = "B"
 		s.MaxUnavailable = intstr.FromInt32(2)
-		s.Pair = &Pair{Pairing: "B", Prefill: true, Routed: routed, Served: served}
+		s.Pair = &Pair{Pairing: "B", Prefill: true, Routed: routed, Served: served,
+			Other: map[string]Range{"A": {Live: 1}, "B": {Live: 1}}} // both pairings have a decode
 		return s
 	}
 	rolled := func(st Step) []string {
@@ -204,6 +205,11 @@ func TestRouterFirst(t *testing.T) {
 	st = Next(spec(live("A"), false), twoOld, nil, t0)
 	assert.Len(t, st.Delete, 2, "B is not served and has no group of this role: nothing to wait for")
 	assert.Nil(t, st.RouterFirst)
+
+	noDecode := spec(live("A"), true)
+	noDecode.Pair.Other = map[string]Range{"B": {Live: 1}}
+	st = Next(noDecode, twoOld, nil, t0)
+	assert.Len(t, st.Delete, 2, "pairing A has no decode: its router serves nothing and goes by rule 12, nothing waits for it")
 
 	oneEach := []Pod{single(0, "A", pairedTo("A")), single(1, "B", pairedTo("B"), notReady)}
 	st = Next(spec(live("A"), false), oneEach, nil, t0)
