@@ -14,26 +14,10 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 	"github.com/berthdev/berth/reconcile/plan"
 	"github.com/berthdev/berth/reconcile/servinggroups/gang"
 )
-
-// volcanoCRD is Volcano's PodGroup CRD as far as the reconciler reads it:
-// its name and v1beta1's spec properties, with subGroupPolicy when
-// withSubGroups (Volcano >= 1.14; v1.12.1 has none).
-func volcanoCRD(withSubGroups bool) *unstructured.Unstructured {
-	props := map[string]any{"minMember": map[string]any{"type": "integer"}}
-	if withSubGroups {
-		props["subGroupPolicy"] = map[string]any{"type": "array"}
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "podgroups.scheduling.volcano.sh"},
-		"spec": map[string]any{"versions": []any{map[string]any{"name": "v1beta1", "schema": map[string]any{
-			"openAPIV3Schema": map[string]any{"properties": map[string]any{"spec": map[string]any{"properties": props}}}}}}},
-	}}
-	return u
-}
 
 var volcanoPodGroups = schema.GroupVersionResource{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"}
 
@@ -89,7 +73,7 @@ func (f *gangFixture) podGroupWrites() int {
 func TestGangPodGroupFollowsTheCRDSchema(t *testing.T) {
 	for _, withSubGroups := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Volcano v1.12.1: no subGroupPolicy", true: "Volcano 1.14: subGroupPolicy"}[withSubGroups], func(t *testing.T) {
-			f := newGangFixture(t, []runtime.Object{volcanoCRD(withSubGroups)}, pdRuntime("rt"), pdService("pd", "rt"))
+			f := newGangFixture(t, []runtime.Object{wrappers.VolcanoPodGroupCRD(withSubGroups)}, pdRuntime("rt"), pdService("pd", "rt"))
 			f.syncUntil("ns/pd", func() bool { return len(f.pods("ns")) == 5 && f.podGroup("pd") != nil })
 			pg := f.podGroup("pd")
 			obs, ok := gang.Read(pg, f.svc("pd"))
@@ -150,7 +134,7 @@ func (f *gangFixture) svc(name string) *v1beta1.InferenceService {
 func TestGangPodGroupPerGroupFollowsGroupsAndTurnsOff(t *testing.T) {
 	rt := runtimeObj("rt", true) // a leader and 2 workers
 	rt.Spec.EngineConfig.SchedulerName = "volcano"
-	f := newGangFixture(t, []runtime.Object{volcanoCRD(false)}, rt, serviceObj("chat", "rt", 2))
+	f := newGangFixture(t, []runtime.Object{wrappers.VolcanoPodGroupCRD(false)}, rt, serviceObj("chat", "rt", 2))
 	f.syncUntil("ns/chat", func() bool { return len(f.pods("ns")) == 6 && f.podGroup("chat-engine-1") != nil })
 	for _, name := range []string{"chat-engine-0", "chat-engine-1"} {
 		obs, ok := gang.Read(f.podGroup(name), f.svc("chat"))

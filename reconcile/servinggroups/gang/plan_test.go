@@ -18,6 +18,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/reconcile/plan"
 )
@@ -132,7 +133,7 @@ func (h *gangHarness) waitCached(name string, minMember int32) {
 // before the pods, lowered before a scale-down's deletes, raised after a
 // scale-up's creates, and deleted when gang scheduling is off.
 func TestPlanOrdersWritesAroundTheStep(t *testing.T) {
-	h := newHarness(t, volcanoCRD(false))
+	h := newHarness(t, wrappers.VolcanoPodGroupCRD(false))
 	isvc := pdSvc()
 	create := func(groups ...int32) plan.Step {
 		var s plan.Step

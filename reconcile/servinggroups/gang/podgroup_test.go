@@ -11,31 +11,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/testing/wrappers"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/reconcile/plan"
 )
 
-// volcanoCRD is Volcano's PodGroup CRD as far as the reconciler reads it:
-// its name and v1beta1's spec properties, with subGroupPolicy when
-// withSubGroups (Volcano >= 1.14; v1.12.1 has none).
-func volcanoCRD(withSubGroups bool) *unstructured.Unstructured {
-	props := map[string]any{"minMember": map[string]any{"type": "integer"}}
-	if withSubGroups {
-		props["subGroupPolicy"] = map[string]any{"type": "array"}
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "podgroups.scheduling.volcano.sh"},
-		"spec": map[string]any{"versions": []any{map[string]any{"name": "v1beta1", "schema": map[string]any{
-			"openAPIV3Schema": map[string]any{"properties": map[string]any{"spec": map[string]any{"properties": props}}}}}}},
-	}}
-	return u
-}
-
 func TestHasSubGroupPolicy(t *testing.T) {
-	assert.False(t, hasSubGroupPolicy(volcanoCRD(false), "v1beta1"))
-	assert.True(t, hasSubGroupPolicy(volcanoCRD(true), "v1beta1"))
-	assert.False(t, hasSubGroupPolicy(volcanoCRD(true), "v1alpha1"), "another version's schema")
+	assert.False(t, hasSubGroupPolicy(wrappers.VolcanoPodGroupCRD(false), "v1beta1"))
+	assert.True(t, hasSubGroupPolicy(wrappers.VolcanoPodGroupCRD(true), "v1beta1"))
+	assert.False(t, hasSubGroupPolicy(wrappers.VolcanoPodGroupCRD(true), "v1alpha1"), "another version's schema")
 }
 
 // The task a pod's Volcano mark names (merge.GangTaskName) is the key the
