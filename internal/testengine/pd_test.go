@@ -171,6 +171,9 @@ func TestPDClientErrors(t *testing.T) {
 	a := call(t, "POST", router+"/v1/completions", `["not an object"]`)
 	assert.Equal(t, 400, a.status)
 	assert.Contains(t, a.body, "not a JSON object")
+	a = call(t, "POST", router+"/v1/completions", `null`)
+	assert.Equal(t, 400, a.status)
+	assert.Contains(t, a.body, "the request body is not a JSON object: null")
 }
 
 // TestPDPrefillNotReady: a prefill answering 5xx fails the request at

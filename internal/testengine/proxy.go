@@ -98,7 +98,11 @@ func (r *Router) generatePD(w http.ResponseWriter, req *http.Request, body []byt
 		}
 		if fields == nil {
 			if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-				writeError(w, badRequest("the request body is not a JSON object: %v", err))
+				why := "null"
+				if err != nil {
+					why = err.Error()
+				}
+				writeError(w, badRequest("the request body is not a JSON object: %s", why))
 				return
 			}
 		}

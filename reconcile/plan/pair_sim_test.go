@@ -206,18 +206,17 @@ func (s *pairSim) planned(steps map[string]Step, served bool) {
 	s.holdAtPlan, s.liveAtPlan = map[string]bool{}, map[string]map[string]bool{}
 	for _, c := range []string{v1beta1.ComponentEngine, v1beta1.ComponentDecoder} {
 		s.liveAtPlan[c] = map[string]bool{}
-		st, ok := steps[c]
+		st, planned := steps[c] // a crash loses the decoder's step
+		kept := false           // a live group of the current pairing the step keeps
 		for _, p := range s.pods[c] {
 			if p.Terminating {
 				continue
 			}
 			s.liveAtPlan[c][p.Pairing] = true
 			deleted := slices.ContainsFunc(st.Delete, func(d PodRef) bool { return d.UID == p.UID })
-			if p.Pairing == s.pairing && !deleted {
-				s.holdAtPlan[c] = ok
-			}
+			kept = kept || p.Pairing == s.pairing && !deleted
 		}
-		s.holdAtPlan[c] = ok && (s.holdAtPlan[c] || served)
+		s.holdAtPlan[c] = planned && (kept || served)
 	}
 }
 
