@@ -12,6 +12,8 @@ require (
 	k8s.io/client-go v0.35.3
 )
 
+require github.com/go-json-experiment/json v1.27.2
+
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/go-openapi/swag/cmdutils v0.25.4 // indirect

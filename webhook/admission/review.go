@@ -31,6 +31,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/berthdev/berth/internal/jsoncodec"
 )
 
 // MaxBodyBytes caps an AdmissionReview body: 7 MiB, as controller-runtime
@@ -137,7 +139,7 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request) (review admissi
 	// and kind. v1beta1 and v1 share their JSON shape, so one decoder
 	// serves both. Only a body that fails it, or names another version or
 	// kind, is read again for the envelope, to say which.
-	decodeErr := json.Unmarshal(body, &review)
+	decodeErr := jsoncodec.Unmarshal(body, &review)
 	env := envelope{APIVersion: review.APIVersion, Kind: review.Kind}
 	if decodeErr != nil {
 		review, env = admissionv1.AdmissionReview{}, envelope{}

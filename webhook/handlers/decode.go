@@ -18,13 +18,13 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/berthdev/berth/internal/jsoncodec"
 	"github.com/berthdev/berth/webhook/admission"
 )
 
@@ -37,7 +37,7 @@ func decodeRaw(req *admissionv1.AdmissionRequest, raw []byte, which string, out 
 	if len(raw) == 0 {
 		return admission.Denied(http.StatusBadRequest, fmt.Sprintf("%s %s: the admission request carries no %s", req.Kind.Kind, objectName(req), which))
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
+	if err := jsoncodec.Unmarshal(raw, out); err != nil {
 		return admission.Denied(http.StatusBadRequest, fmt.Sprintf("%s %s: cannot decode the %s: %v", req.Kind.Kind, objectName(req), which, err))
 	}
 	return nil
