@@ -39,8 +39,10 @@ import (
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/certs"
+	"github.com/berthdev/berth/internal/gcdefault"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/webhook/admission"
+	"github.com/berthdev/berth/webhook/app"
 	"github.com/berthdev/berth/webhook/metrics"
 	"github.com/berthdev/berth/webhook/server"
 )
@@ -60,13 +62,14 @@ func main() {
 		doSweep  = flag.Bool("sweep", false, "also measure saturation throughput and the highest rate with p99 under 10 ms")
 		step     = flag.Int("sweep-step", 500, "rate step of the sweep, per second")
 		sweepDur = flag.Duration("sweep-duration", 5*time.Second, "how long each sweep step sends")
+		gogc     = flag.String("webhook-gogc", "", "GOGC of the webhook side only (empty: berth-webhook's default, app.DefaultGOGC, unless GOGC is in the environment); the driver keeps its own")
 	)
 	flag.Parse()
 	var err error
 	if *serve {
 		err = serveSide(*certDir, *nRT, *nClasses, *nNodes)
 	} else {
-		err = drive(*rate, *duration, *workers, *nRT, *nClasses, *nNodes, sweepConfig{*doSweep, *step, *sweepDur})
+		err = drive(*rate, *duration, *workers, *nRT, *nClasses, *nNodes, *gogc, sweepConfig{*doSweep, *step, *sweepDur})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "berth-load:", err)
@@ -77,6 +80,7 @@ func main() {
 // serveSide builds the synthetic cache and serves /mutate/pods and /noop
 // over TLS on a free loopback port, printing "READY <addr>" on stdout.
 func serveSide(certDir string, nRT, nClasses, nNodes int) error {
+	gcdefault.Set(app.DefaultGOGC, os.Getenv) // as berth-webhook
 	w, err := buildWorld(nRT, nClasses, nNodes)
 	if err != nil {
 		return err
@@ -113,7 +117,7 @@ type sweepConfig struct {
 // podPath is the pod handler's route.
 const podPath = server.PathMutatePods
 
-func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int, sw sweepConfig) error {
+func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int, gogc string, sw sweepConfig) error {
 	dir, err := os.MkdirTemp("", "berth-load-")
 	if err != nil {
 		return err
@@ -132,6 +136,9 @@ func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int,
 	}
 	cmd := exec.Command(self, "-serve", "-cert-dir", dir, "-runtimes", fmt.Sprint(nRT), "-classes", fmt.Sprint(nClasses), "-nodes", fmt.Sprint(nNodes))
 	cmd.Stderr = os.Stderr
+	if gogc != "" {
+		cmd.Env = append(os.Environ(), "GOGC="+gogc)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err

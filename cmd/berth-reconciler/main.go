@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/berthdev/berth/internal/gcdefault"
 	"github.com/berthdev/berth/internal/pprofserver"
 	"github.com/berthdev/berth/reconcile/accelerators"
 	"github.com/berthdev/berth/reconcile/classsync"
@@ -48,7 +49,7 @@ func run(args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	setGCDefault(os.Getenv)
+	gcdefault.Set(defaultGOGC, os.Getenv)
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(fs.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)

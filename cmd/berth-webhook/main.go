@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/berthdev/berth/internal/gcdefault"
 	"github.com/berthdev/berth/internal/pprofserver"
 	"github.com/berthdev/berth/webhook/app"
 	"github.com/berthdev/berth/webhook/handlers"
@@ -53,6 +54,7 @@ func run() error {
 				"pinned on each InferenceService when berth decides it, so changing it moves only services decided afterwards")
 	)
 	flag.Parse()
+	gcdefault.Set(app.DefaultGOGC, os.Getenv)
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {

@@ -1,4 +1,4 @@
-package main
+package gcdefault
 
 import (
 	"runtime/debug"
@@ -7,18 +7,18 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestGCDefault(t *testing.T) {
+func TestSet(t *testing.T) {
 	orig := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(orig)
 
-	setGCDefault(func(string) string { return "" })
-	assert.Equal(t, defaultGOGC, debug.SetGCPercent(100), "no GOGC in the environment: the reconciler's default")
+	assert.True(t, Set(37, func(string) string { return "" }))
+	assert.Equal(t, 37, debug.SetGCPercent(100), "no GOGC in the environment: the binary's default")
 
-	setGCDefault(func(k string) string {
+	assert.False(t, Set(37, func(k string) string {
 		if k == "GOGC" {
 			return "200"
 		}
 		return ""
-	})
+	}))
 	assert.Equal(t, 100, debug.SetGCPercent(100), "GOGC in the environment is the runtime's to apply")
 }
