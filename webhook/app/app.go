@@ -84,7 +84,7 @@ const DefaultNamespace = "berth-system"
 // collects several times a second under load, and the admissions that
 // meet a collection wait for it. At 1,000 pod admissions/s the pod
 // handler's p99 was 3.7–4.0 ms with GOGC=100 and 2.2 ms with 800, RSS
-// 45 MiB against 130 MiB (docs/performance.md, "The p99 tail and the
+// 45 MiB against about 140 MiB (docs/performance.md, "The p99 tail and the
 // garbage collector"). The Deployment sets GOMEMLIMIT from the memory
 // limit, so the runtime collects harder before it reaches the limit.
 const DefaultGOGC = 800
