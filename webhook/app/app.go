@@ -83,7 +83,7 @@ const DefaultNamespace = "berth-system"
 // cached) and every admission allocates, so Go's default goal (GOGC=100)
 // collects several times a second under load, and the admissions that
 // meet a collection wait for it. At 1,000 pod admissions/s the pod
-// handler's p99 was 3.7–4.0 ms with GOGC=100 and 2.2 ms with 800, RSS
+// handler's p99 was 3.5–4.2 ms with GOGC=100 and 2.2–2.7 ms with 800, RSS
 // 45 MiB against about 140 MiB (docs/performance.md, "The p99 tail and the
 // garbage collector"). The Deployment sets GOMEMLIMIT from the memory
 // limit, so the runtime collects harder before it reaches the limit.
