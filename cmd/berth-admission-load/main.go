@@ -11,6 +11,10 @@
 //   - composed: the pod as berth's webhook composed it (read back from a
 //     probe create), without the label, so it skips the webhook: the
 //     API server's cost of the larger pod alone;
+//   - noop: the without pod, labelled for a no-op mutating webhook this
+//     tool runs as a child process (berth-webhook's server and
+//     AdmissionReview codec, answering "allowed" without looking): the API
+//     server's cost of calling any webhook;
 //   - with: the pod the reconciler creates for a pinned InferenceService
 //     (merge.SkeletonPod), which the API server sends to berth's pod
 //     webhook, which composes it.
@@ -21,8 +25,9 @@
 // that does not exist, so none is scheduled and nothing else works while
 // they are created; each phase's pods are deleted before the next. The
 // report gives p50, p99 and the differences per rate (with − without: all
-// berth adds; with − composed: the webhook call alone), the API server's
-// mean call to the pod webhook (its
+// berth adds; with − composed: the webhook call alone; noop − without: any
+// webhook's call; with − noop: berth beyond any webhook), the API server's
+// mean call to each webhook (its
 // apiserver_admission_webhook_admission_duration_seconds) next to the
 // webhook's own mean time in its handler (berth_admission_duration_seconds
 // of mutate-pods, from the decoded request to the decision: the rest of
@@ -43,6 +48,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -87,7 +93,15 @@ func main() {
 	duration := flag.Duration("duration", 20*time.Second, "how long each phase creates pods")
 	workers := flag.Int("workers", 64, "concurrent creates in flight at most")
 	keep := flag.Bool("keep", false, "keep the run folder (component logs) after exit")
+	serveNoopDir := flag.String("serve-noop", "", "internal: serve the no-op webhook with the certificate in this directory")
 	flag.Parse()
+	if *serveNoopDir != "" {
+		if err := serveNoop(*serveNoopDir); err != nil {
+			fmt.Fprintln(os.Stderr, "berth-admission-load: no-op webhook:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var rs []int
 	for _, f := range strings.Split(*rates, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -133,32 +147,45 @@ func run(ctx context.Context, rates []int, duration time.Duration, workers int, 
 	if err != nil {
 		return err
 	}
+	noop, err := startNoop(ctx, kube, filepath.Join(env.Cluster.RunDir, "noop-webhook-certs"))
+	if err != nil {
+		return err
+	}
+	defer noop.stop()
 	paths := []podPath{
-		{"without", func(name string) *corev1.Pod { return podFor(svc, name, false) }},
-		{"composed", func(name string) *corev1.Pod { return composedPod(stored, name) }},
-		{"with", func(name string) *corev1.Pod { return podFor(svc, name, true) }},
+		{"without", func(name string) *corev1.Pod { return podFor(svc, name, false) }, ""},
+		{"composed", func(name string) *corev1.Pod { return composedPod(stored, name) }, ""},
+		{"noop", func(name string) *corev1.Pod {
+			pod := podFor(svc, name, false)
+			pod.Labels[noopLabel] = "true"
+			return pod
+		}, noopWebhookName},
+		{"with", func(name string) *corev1.Pod { return podFor(svc, name, true) }, podWebhook},
 	}
 	fmt.Printf("load average before: %s\n", loadavg())
 	fmt.Printf("%6s %-9s %7s %7s %10s %10s %8s\n", "rate", "path", "sent", "errors", "p50", "p99", "rps")
-	procs := measured(env, wh)
+	procs := measured(env, wh, noop)
 	for _, rate := range rates {
 		res := make([]*result, len(paths))
-		var calls, handled webhookCalls
+		var handled webhookCalls
 		for i, p := range paths {
-			before, hBefore := scrapeWebhookCalls(ctx, kube), scrapeHandler(wh.ProbeURL)
+			before, hBefore := scrapeWebhookCalls(ctx, kube, p.webhook), scrapeHandler(wh.ProbeURL)
 			cpu0 := procs.cpu()
 			if res[i], err = phase(ctx, kube, p, rate, duration, workers); err != nil {
 				return err
 			}
 			res[i].cpu = procs.cpu().minus(cpu0)
-			if p.name == "with" {
-				calls, handled = scrapeWebhookCalls(ctx, kube).minus(before), scrapeHandler(wh.ProbeURL).minus(hBefore)
+			if p.webhook != "" {
+				res[i].calls = scrapeWebhookCalls(ctx, kube, p.webhook).minus(before)
+			}
+			if p.webhook == podWebhook {
+				handled = scrapeHandler(wh.ProbeURL).minus(hBefore)
 			}
 			if err := clean(ctx, kube); err != nil {
 				return err
 			}
 		}
-		report(rate, paths, res, calls, handled)
+		report(rate, paths, res, handled)
 	}
 	fmt.Printf("load average after: %s\n", loadavg())
 	return nil
@@ -324,7 +351,8 @@ func clean(ctx context.Context, kube kubernetes.Interface) error {
 }
 
 type result struct {
-	cpu        cpuTimes // CPU seconds of each measured process (procSet) during the phase
+	cpu        cpuTimes     // CPU seconds of each measured process (procSet) during the phase
+	calls      webhookCalls // the API server's calls to the path's webhook during the phase
 	latencies  []time.Duration
 	sent       int
 	errors     int
@@ -341,10 +369,12 @@ func (r *result) quantile(q float64) time.Duration {
 
 func (r *result) throughput() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
 
-// podPath is one kind of create: its name in the report and its pods.
+// podPath is one kind of create: its name in the report, its pods and
+// the mutating webhook the API server calls for them ("" for none).
 type podPath struct {
-	name string
-	pod  func(name string) *corev1.Pod
+	name    string
+	pod     func(name string) *corev1.Pod
+	webhook string
 }
 
 // phase creates rate pods a second for duration, open loop (latency from
@@ -417,17 +447,19 @@ func (a webhookCalls) minus(b webhookCalls) webhookCalls {
 }
 
 // podWebhook names berth's pod webhook in the API server's metrics.
-const podWebhook = `name="pods.mutate.ome.io"`
+const podWebhook = "pods.mutate.ome.io"
 
-// scrapeWebhookCalls reads the API server's /metrics; zero when it cannot.
-func scrapeWebhookCalls(ctx context.Context, kube kubernetes.Interface) webhookCalls {
+// scrapeWebhookCalls reads the API server's /metrics for the webhook
+// named name; zero when it cannot.
+func scrapeWebhookCalls(ctx context.Context, kube kubernetes.Interface, name string) webhookCalls {
+	label := `name="` + name + `"`
 	raw, err := kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return webhookCalls{}
 	}
 	var w webhookCalls
 	for _, l := range strings.Split(string(raw), "\n") {
-		if !strings.Contains(l, podWebhook) || !strings.HasPrefix(l, "apiserver_admission_webhook_admission_duration_seconds_") {
+		if !strings.Contains(l, label) || !strings.HasPrefix(l, "apiserver_admission_webhook_admission_duration_seconds_") {
 			continue
 		}
 		f := strings.Fields(l)
@@ -446,23 +478,32 @@ func scrapeWebhookCalls(ctx context.Context, kube kubernetes.Interface) webhookC
 }
 
 // report prints one rate's rows: each path, the differences, the API
-// server's mean call to the pod webhook and the webhook's mean time in
-// its handler.
-func report(rate int, paths []podPath, res []*result, calls, handled webhookCalls) {
+// server's mean call to each webhook and berth-webhook's mean time in its
+// pod handler.
+func report(rate int, paths []podPath, res []*result, handled webhookCalls) {
+	by := map[string]*result{}
 	for i, p := range paths {
 		r := res[i]
+		by[p.name] = r
 		fmt.Printf("%6d %-9s %7d %7d %10s %10s %8.0f\n", rate, p.name, r.sent, r.errors, r.quantile(0.5), r.quantile(0.99), r.throughput())
 	}
-	without, composed, with := res[0], res[1], res[2]
-	fmt.Printf("%6d %-9s %7s %7s %10s %10s\n", rate, "with−w/o", "", "",
-		with.quantile(0.5)-without.quantile(0.5), with.quantile(0.99)-without.quantile(0.99))
-	fmt.Printf("%6d %-9s %7s %7s %10s %10s\n", rate, "with−comp", "", "",
-		with.quantile(0.5)-composed.quantile(0.5), with.quantile(0.99)-composed.quantile(0.99))
+	for _, d := range []struct{ name, a, b string }{
+		{"with−w/o", "with", "without"},   // all berth adds
+		{"with−comp", "with", "composed"}, // the webhook call alone
+		{"noop−w/o", "noop", "without"},   // any webhook's call
+		{"with−noop", "with", "noop"},     // berth beyond any webhook
+	} {
+		a, b := by[d.a], by[d.b]
+		fmt.Printf("%6d %-9s %7s %7s %10s %10s\n", rate, d.name, "", "",
+			a.quantile(0.5)-b.quantile(0.5), a.quantile(0.99)-b.quantile(0.99))
+	}
 	for i, p := range paths {
 		fmt.Printf("%6d %-9s CPU per create:%s\n", rate, p.name, perCreate(res[i]))
 	}
-	if calls.count > 0 {
-		fmt.Printf("%6d %-9s the API server's calls to berth's pod webhook: %d, mean %s\n", rate, "", int(calls.count), calls.mean())
+	for i, p := range paths {
+		if c := res[i].calls; c.count > 0 {
+			fmt.Printf("%6d %-9s the API server's calls to %s: %d, mean %s\n", rate, p.name, p.webhook, int(c.count), c.mean())
+		}
 	}
 	if handled.count > 0 {
 		fmt.Printf("%6d %-9s berth-webhook's time in its pod handler: %d admissions, mean %s\n", rate, "", int(handled.count), handled.mean())
@@ -512,20 +553,20 @@ func scrapeHandler(probeURL string) webhookCalls {
 }
 
 // procSet are the processes whose CPU time each phase measures: the API
-// server, etcd and berth-webhook.
+// server, etcd, berth-webhook and the no-op webhook.
 type procSet struct {
 	names []string
 	pids  []int
 }
 
-func measured(env *devenv.Env, wh *devenv.WebhookComponent) procSet {
+func measured(env *devenv.Env, wh *devenv.WebhookComponent, noop *noopWebhook) procSet {
 	var ps procSet
 	for _, p := range env.Cluster.Processes() {
 		if p.Name == "kube-apiserver" || p.Name == "etcd" {
 			ps.names, ps.pids = append(ps.names, p.Name), append(ps.pids, p.PID())
 		}
 	}
-	ps.names, ps.pids = append(ps.names, "berth-webhook"), append(ps.pids, wh.Process.Process().PID())
+	ps.names, ps.pids = append(ps.names, "berth-webhook", noopProcess), append(ps.pids, wh.Process.Process().PID(), noop.pid())
 	return ps
 }
 
