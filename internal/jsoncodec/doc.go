@@ -10,7 +10,9 @@
 //     by U+FFFD, unknown fields ignored, null a no-op. It accepts and
 //     rejects what encoding/json.Unmarshal does and decodes the same value;
 //     FuzzUnmarshalMatchesEncodingJSON checks it on pods and
-//     AdmissionReviews. Only error texts may differ.
+//     AdmissionReviews against the classic encoding/json (Go 1.26's, or Go
+//     1.27's with GOEXPERIMENT=nojsonv2, as make fuzz runs it: Go 1.27's
+//     own encoding/json is built on v2). Only error texts may differ.
 //   - Why: encoding/json reads a value twice (validate, then decode), and a
 //     RawExtension inside a review a third time; v2 reads it once. On the
 //     review the API server sends for an engine pod this took a pod
