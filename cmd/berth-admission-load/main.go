@@ -70,6 +70,7 @@ import (
 	"github.com/berthdev/berth/internal/devenv/cluster"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/fleet"
+	"github.com/berthdev/berth/internal/loadwebhook"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/pin"
 )
@@ -151,7 +152,7 @@ func run(ctx context.Context, rates []int, duration time.Duration, workers int, 
 	if err != nil {
 		return err
 	}
-	defer noop.stop()
+	defer noop.Stop()
 	paths := []podPath{
 		{"without", func(name string) *corev1.Pod { return podFor(svc, name, false) }, ""},
 		{"composed", func(name string) *corev1.Pod { return composedPod(stored, name) }, ""},
@@ -563,14 +564,14 @@ type procSet struct {
 	pids  []int
 }
 
-func measured(env *devenv.Env, wh *devenv.WebhookComponent, noop *noopWebhook) procSet {
+func measured(env *devenv.Env, wh *devenv.WebhookComponent, noop *loadwebhook.Child) procSet {
 	var ps procSet
 	for _, p := range env.Cluster.Processes() {
 		if p.Name == "kube-apiserver" || p.Name == "etcd" {
 			ps.names, ps.pids = append(ps.names, p.Name), append(ps.pids, p.PID())
 		}
 	}
-	ps.names, ps.pids = append(ps.names, "berth-webhook", noopProcess), append(ps.pids, wh.Process.Process().PID(), noop.pid())
+	ps.names, ps.pids = append(ps.names, "berth-webhook", noopProcess), append(ps.pids, wh.Process.Process().PID(), noop.PID())
 	return ps
 }
 

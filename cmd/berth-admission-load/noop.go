@@ -1,15 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"log/slog"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -18,18 +11,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/berthdev/berth/certs"
-	"github.com/berthdev/berth/internal/gcdefault"
+	"github.com/berthdev/berth/internal/loadwebhook"
 	"github.com/berthdev/berth/webhook/admission"
-	"github.com/berthdev/berth/webhook/app"
-	"github.com/berthdev/berth/webhook/metrics"
 	"github.com/berthdev/berth/webhook/server"
 )
 
 // The no-op webhook: berth-webhook's server and AdmissionReview codec
-// (webhook/server, webhook/admission, its GOGC default) answering every
-// pod "allowed" without looking at it, in a child process of this tool
-// (-serve-noop), registered for pods labelled noopLabel. Its path is the
+// (internal/loadwebhook) answering every pod "allowed" without looking at
+// it, in a child process of this tool (-serve-noop), registered for pods
+// labelled noopLabel. Its path is the
 // API server's cost of calling any mutating webhook, apart from what
 // berth's pod handler adds.
 const (
@@ -41,72 +31,28 @@ const (
 	noopWebhookName = "noop.admission-load.berth.dev"
 )
 
-// serveNoop is the child: it serves noopPath over TLS on a free loopback
-// port with the certificate in certDir and prints "READY <addr>".
+// serveNoop is the child: it serves noopPath with the certificate in
+// certDir.
 func serveNoop(certDir string) error {
-	gcdefault.Set(app.DefaultGOGC, os.Getenv) // as berth-webhook
-	reloader, err := certs.NewReloader(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key"), time.Minute, slog.Default())
-	if err != nil {
-		return err
-	}
 	allow := func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		return admission.Allowed()
 	}
-	routes := []server.Route{{Path: noopPath, Name: "noop", Decide: allow}}
-	srv := server.New("127.0.0.1:0", server.Router(routes, func() bool { return true }, metrics.New(), slog.Default()), reloader.TLSConfig(), "", nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	fmt.Printf("READY %s\n", ln.Addr())
-	return srv.Run(context.Background(), ln, nil, time.Second)
+	return loadwebhook.Serve(certDir, []server.Route{{Path: noopPath, Name: "noop", Decide: allow}})
 }
-
-// noopWebhook is the running child.
-type noopWebhook struct {
-	cmd *exec.Cmd
-}
-
-func (n *noopWebhook) pid() int { return n.cmd.Process.Pid }
-
-func (n *noopWebhook) stop() { _ = n.cmd.Process.Kill(); _ = n.cmd.Wait() }
 
 // startNoop starts the child with a new certificate under dir and
 // registers it with the API server for pods labelled noopLabel in the
 // tool's namespace.
-func startNoop(ctx context.Context, kube kubernetes.Interface, dir string) (*noopWebhook, error) {
-	bundle, err := certs.Generate(nil, []net.IP{net.ParseIP("127.0.0.1")}, 24*time.Hour, time.Now())
+func startNoop(ctx context.Context, kube kubernetes.Interface, dir string) (*loadwebhook.Child, error) {
+	c, err := loadwebhook.Start(dir, []string{"-serve-noop", dir}, nil)
 	if err != nil {
+		return nil, fmt.Errorf("the no-op webhook: %w", err)
+	}
+	if err := registerNoop(ctx, kube, "https://"+c.Addr+noopPath, c.CA); err != nil {
+		c.Stop()
 		return nil, err
 	}
-	if err := bundle.WriteFiles(dir); err != nil {
-		return nil, err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(self, "-serve-noop", dir)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	n := &noopWebhook{cmd: cmd}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "READY ") {
-		n.stop()
-		return nil, fmt.Errorf("the no-op webhook did not start: %q %v", line, err)
-	}
-	addr := strings.TrimSpace(strings.TrimPrefix(line, "READY "))
-	if err := registerNoop(ctx, kube, "https://"+addr+noopPath, bundle.CACert); err != nil {
-		n.stop()
-		return nil, err
-	}
-	return n, nil
+	return c, nil
 }
 
 // registerNoop registers url for pod creates labelled noopLabel in the

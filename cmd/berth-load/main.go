@@ -16,19 +16,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -38,12 +33,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
-	"github.com/berthdev/berth/certs"
-	"github.com/berthdev/berth/internal/gcdefault"
+	"github.com/berthdev/berth/internal/loadwebhook"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/webhook/admission"
-	"github.com/berthdev/berth/webhook/app"
-	"github.com/berthdev/berth/webhook/metrics"
 	"github.com/berthdev/berth/webhook/server"
 )
 
@@ -78,33 +70,20 @@ func main() {
 }
 
 // serveSide builds the synthetic cache and serves /mutate/pods and /noop
-// over TLS on a free loopback port, printing "READY <addr>" on stdout.
+// (internal/loadwebhook).
 func serveSide(certDir string, nRT, nClasses, nNodes int) error {
-	gcdefault.Set(app.DefaultGOGC, os.Getenv) // as berth-webhook
 	w, err := buildWorld(nRT, nClasses, nNodes)
 	if err != nil {
 		return err
 	}
 	runtime.GC()
-	reloader, err := certs.NewReloader(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key"), time.Minute, slog.Default())
-	if err != nil {
-		return err
-	}
 	noop := func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		return admission.Allowed()
 	}
-	routes := []server.Route{
+	return loadwebhook.Serve(certDir, []server.Route{
 		{Path: server.PathMutatePods, Name: "mutate-pods", Decide: w.podHandler().Mutate},
 		{Path: "/noop", Name: "noop", Decide: noop},
-	}
-	m := metrics.New()
-	srv := server.New("127.0.0.1:0", server.Router(routes, func() bool { return true }, m, slog.Default()), reloader.TLSConfig(), "", nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	fmt.Printf("READY %s\n", ln.Addr())
-	return srv.Run(context.Background(), ln, nil, time.Second)
+	})
 }
 
 // sweepConfig says whether and how drive sweeps after the fixed rate.
@@ -123,42 +102,23 @@ func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int,
 		return err
 	}
 	defer os.RemoveAll(dir)
-	b, err := certs.Generate(nil, []net.IP{net.ParseIP("127.0.0.1")}, time.Hour, time.Now())
-	if err != nil {
-		return err
-	}
-	if err := b.WriteFiles(dir); err != nil {
-		return err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(self, "-serve", "-cert-dir", dir, "-runtimes", fmt.Sprint(nRT), "-classes", fmt.Sprint(nClasses), "-nodes", fmt.Sprint(nNodes))
-	cmd.Stderr = os.Stderr
+	var env []string
 	if gogc != "" {
-		cmd.Env = append(os.Environ(), "GOGC="+gogc)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
+		env = []string{"GOGC=" + gogc}
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	side, err := loadwebhook.Start(dir, []string{"-serve", "-cert-dir", dir, "-runtimes", fmt.Sprint(nRT), "-classes", fmt.Sprint(nClasses), "-nodes", fmt.Sprint(nNodes)}, env)
+	if err != nil {
 		return err
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "READY ") {
-		return fmt.Errorf("webhook side did not start: %q %v", line, err)
-	}
-	addr := strings.TrimSpace(strings.TrimPrefix(line, "READY "))
+	defer side.Stop()
+	addr := side.Addr
 	fmt.Printf("webhook pid %d on %s, cache built and serving after %s (%d runtimes, %d classes, %d nodes)\n",
-		cmd.Process.Pid, addr, time.Since(start).Round(time.Millisecond), nRT, nClasses, nNodes)
-	fmt.Printf("webhook RSS idle: %s\n", rss(cmd.Process.Pid))
+		side.PID(), addr, time.Since(start).Round(time.Millisecond), nRT, nClasses, nNodes)
+	fmt.Printf("webhook RSS idle: %s\n", rss(side.PID()))
 
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(b.CACert)
+	pool.AppendCertsFromPEM(side.CA)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
 		MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers,
@@ -180,7 +140,7 @@ func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int,
 	if err != nil {
 		return err
 	}
-	fmt.Printf("webhook RSS after load: %s\n", rss(cmd.Process.Pid))
+	fmt.Printf("webhook RSS after load: %s\n", rss(side.PID()))
 	fmt.Printf("%-10s %8s %8s %10s %10s %10s %8s\n", "handler", "sent", "errors", "p50", "p99", "max", "rps")
 	for _, r := range []struct {
 		name string
@@ -198,7 +158,7 @@ func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int,
 		if err := sweep(client, "https://"+addr, body, sw.duration, workers, sw.step); err != nil {
 			return err
 		}
-		fmt.Printf("webhook RSS after the sweep: %s\n", rss(cmd.Process.Pid))
+		fmt.Printf("webhook RSS after the sweep: %s\n", rss(side.PID()))
 	}
 	return nil
 }
