@@ -50,6 +50,7 @@ func run(args []string) error {
 		return err
 	}
 	gcdefault.Set(defaultGOGC, os.Getenv)
+	gcdefault.SetMemoryLimit(os.Getenv)
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(fs.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)

@@ -55,6 +55,7 @@ func run() error {
 	)
 	flag.Parse()
 	gcdefault.Set(app.DefaultGOGC, os.Getenv)
+	gcdefault.SetMemoryLimit(os.Getenv)
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {

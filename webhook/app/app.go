@@ -85,8 +85,9 @@ const DefaultNamespace = "berth-system"
 // meet a collection wait for it. At 1,000 pod admissions/s the pod
 // handler's p99 was 3.5–4.2 ms with GOGC=100 and 2.2–2.7 ms with 800, RSS
 // 45 MiB against about 140 MiB (docs/performance.md, "The p99 tail and the
-// garbage collector"). The Deployment sets GOMEMLIMIT from the memory
-// limit, so the runtime collects harder before it reaches the limit.
+// garbage collector"). The runtime's soft memory limit is 90 % of the
+// container's (internal/gcdefault), so it collects harder before the
+// container reaches its limit.
 const DefaultGOGC = 800
 
 // Live is what handlers read from the API server instead of the cache:
