@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/berthdev/berth/internal/loadwebhook"
-	"github.com/berthdev/berth/webhook/admission"
 	"github.com/berthdev/berth/webhook/server"
 )
 
@@ -34,10 +32,7 @@ const (
 // serveNoop is the child: it serves noopPath with the certificate in
 // certDir.
 func serveNoop(certDir string) error {
-	allow := func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-		return admission.Allowed()
-	}
-	return loadwebhook.Serve(certDir, []server.Route{{Path: noopPath, Name: "noop", Decide: allow}})
+	return loadwebhook.Serve(certDir, []server.Route{{Path: noopPath, Name: "noop", Decide: loadwebhook.Allow}})
 }
 
 // startNoop starts the child with a new certificate under dir and

@@ -16,7 +16,6 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -28,14 +27,12 @@ import (
 	"strings"
 	"time"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/loadwebhook"
 	"github.com/berthdev/berth/merge"
-	"github.com/berthdev/berth/webhook/admission"
 	"github.com/berthdev/berth/webhook/server"
 )
 
@@ -77,12 +74,9 @@ func serveSide(certDir string, nRT, nClasses, nNodes int) error {
 		return err
 	}
 	runtime.GC()
-	noop := func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-		return admission.Allowed()
-	}
 	return loadwebhook.Serve(certDir, []server.Route{
 		{Path: server.PathMutatePods, Name: "mutate-pods", Decide: w.podHandler().Mutate},
-		{Path: "/noop", Name: "noop", Decide: noop},
+		{Path: "/noop", Name: "noop", Decide: loadwebhook.Allow},
 	})
 }
 
