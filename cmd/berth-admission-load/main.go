@@ -170,11 +170,13 @@ func run(ctx context.Context, rates []int, duration time.Duration, workers int, 
 		res := make([]*result, len(paths))
 		var handled webhookCalls
 		for i, p := range paths {
-			var before webhookCalls
+			var before, hBefore webhookCalls
 			if p.webhook != "" {
 				before = scrapeWebhookCalls(ctx, kube, p.webhook)
 			}
-			hBefore := scrapeHandler(wh.ProbeURL)
+			if p.webhook == podWebhook {
+				hBefore = scrapeHandler(wh.ProbeURL)
+			}
 			cpu0 := procs.cpu()
 			if res[i], err = phase(ctx, kube, p, rate, duration, workers); err != nil {
 				return err

@@ -17,9 +17,8 @@ import (
 // The no-op webhook: berth-webhook's server and AdmissionReview codec
 // (internal/loadwebhook) answering every pod "allowed" without looking at
 // it, in a child process of this tool (-serve-noop), registered for pods
-// labelled noopLabel. Its path is the
-// API server's cost of calling any mutating webhook, apart from what
-// berth's pod handler adds.
+// labelled noopLabel. Its path is the API server's cost of calling any
+// mutating webhook, apart from what berth's pod handler adds.
 const (
 	noopLabel   = "berth.dev/admission-load-noop"
 	noopPath    = "/noop"
