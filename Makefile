@@ -317,11 +317,11 @@ FUZZ_SKIP ?= FuzzReloaderRewrite
 # exceeded" and no crasher (golang/go#75804, fixed in 1.27; seen here on
 # FuzzModelStorage under load). Builds and tests stay on go.mod's Go.
 FUZZ_GO ?= env GOTOOLCHAIN=go1.27.4 go
-# FUZZ_CLASSIC_JSON names targets that compare a decoder with encoding/json:
+# FUZZ_CLASSIC_JSON names targets that compare a codec with encoding/json:
 # on Go 1.27 encoding/json runs on encoding/json/v2 (GOEXPERIMENT jsonv2 is
 # its default), so they are fuzzed with GOEXPERIMENT=nojsonv2, which keeps
 # the classic encoding/json (internal/jsoncodec).
-FUZZ_CLASSIC_JSON ?= FuzzUnmarshalMatchesEncodingJSON
+FUZZ_CLASSIC_JSON ?= FuzzUnmarshalMatchesEncodingJSON FuzzMarshalMatchesEncodingJSON
 
 # "<package dir> <target>" per line: func Fuzz* in the _test.go files of the
 # module's packages (go list leaves out testdata, vendor and nested modules).

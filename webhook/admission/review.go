@@ -93,7 +93,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kindAdmission},
 		Response: review.Response,
 	}
-	body, err := json.Marshal(out)
+	body, err := jsoncodec.Marshal(out)
 	if err != nil { // cannot happen for these types; answer something valid anyway
 		body = []byte(`{"apiVersion":"` + apiVersionV1 + `","kind":"AdmissionReview","response":{"uid":"","allowed":false,"status":{"code":500,"message":"berth: cannot encode response"}}}`)
 	}

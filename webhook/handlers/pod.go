@@ -88,7 +88,7 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	pod.ManagedFields = nil
 	enc := newPodEncoding()
 	defer enc.release()
-	rt, err := enc.roundTrip.encode(&pod)
+	rt, err := enc.roundTrip.Encode(&pod)
 	if err != nil {
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))
 	}
