@@ -27,7 +27,9 @@
 //
 // Nothing is decoded into generic maps: the walk splits raw bytes only
 // along the path to a difference, which makes a pod's patch a few dozen
-// allocations instead of the thousand a generic two-way diff costs. Where
+// allocations instead of the thousand a generic two-way diff costs. Each
+// document is read once up front for where its strings, objects and
+// arrays end (ends.go), so a split costs its members, not its bytes. Where
 // the request's bytes equal the round trip's (the API server encodes with
 // the same types, so below metadata a pod's do), one split serves both.
 // The differential fuzz test in webhook/handlers (FuzzPodPatch) checks the
@@ -71,6 +73,9 @@ func CreateFromJSON(original, rt, mut []byte) ([]byte, error) {
 	d := differs.Get().(*differ)
 	defer d.release()
 	d.out = append(make([]byte, 0, len(mut)+64), '[')
+	for i, doc := range [...][]byte{original, rt, mut} {
+		d.docs[i].build(doc)
+	}
 	if err := d.object(original, rt, mut); err != nil {
 		return nil, fmt.Errorf("diff mutated object: %w", err)
 	}
@@ -89,6 +94,22 @@ type differ struct {
 	ops      int
 	members  []member
 	elements [][]byte
+	used     int     // the most members or elements held at once, cleared on release
+	docs     [3]ends // the request, the round trip and the mutated object
+}
+
+// maxPooledIndex: an index grown beyond it (an unusually large object) is
+// not kept.
+const maxPooledIndex = 256 << 10
+
+// indexOf is the index of the document v is part of, or nil.
+func (d *differ) indexOf(v []byte) *ends {
+	for i := range d.docs {
+		if d.docs[i].base(v) >= 0 {
+			return &d.docs[i]
+		}
+	}
+	return nil
 }
 
 var differs = sync.Pool{New: func() any {
@@ -97,8 +118,15 @@ var differs = sync.Pool{New: func() any {
 
 // release returns d to the pool, holding no part of any document.
 func (d *differ) release() {
-	clear(d.members[:cap(d.members)])
-	clear(d.elements[:cap(d.elements)])
+	clear(d.members[:min(d.used, cap(d.members))])
+	clear(d.elements[:min(d.used, cap(d.elements))])
+	d.used = 0
+	for i := range d.docs {
+		d.docs[i].doc = nil
+		if cap(d.docs[i].at) > maxPooledIndex {
+			d.docs[i] = ends{}
+		}
+	}
 	d.out, d.path, d.ops = nil, d.path[:0], 0
 	d.members, d.elements = d.members[:0], d.elements[:0]
 	differs.Put(d)
@@ -108,22 +136,24 @@ func (d *differ) release() {
 // returns them; the caller cuts the stack back to its length before.
 func (d *differ) split(v []byte) ([]member, error) {
 	start := len(d.members)
-	ms, err := objectMembers(v, d.members)
+	ms, err := objectMembers(v, d.members, d.indexOf(v))
 	if err != nil {
 		return nil, err
 	}
 	d.members = ms
+	d.used = max(d.used, len(ms))
 	return ms[start:len(ms):len(ms)], nil
 }
 
 // splitArray is split for the elements of an array.
 func (d *differ) splitArray(v []byte) ([][]byte, error) {
 	start := len(d.elements)
-	es, err := arrayElements(v, d.elements)
+	es, err := arrayElements(v, d.elements, d.indexOf(v))
 	if err != nil {
 		return nil, err
 	}
 	d.elements = es
+	d.used = max(d.used, len(es))
 	return es[start:len(es):len(es)], nil
 }
 

@@ -210,3 +210,31 @@ func FuzzCreateFromJSON(f *testing.F) {
 		_, _ = decoded.Apply([]byte(original)) // the request's shape may not match the round trip's
 	})
 }
+
+func TestSkipString(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int // index past the string; 0: malformed
+	}{
+		{`"" x`, 2},
+		{`"abc", 1`, 5},
+		{`"a\"b" x`, 6},
+		{`"a\\" x`, 5},
+		{`"a\\\"b" x`, 8},
+		{`"\\\\" x`, 6},
+		{`"\u0022" x`, 8},
+		{`"é\"" x`, 6}, // é is two bytes
+		{`"abc`, 0},
+		{`"abc\"`, 0},
+		{`"`, 0},
+	} {
+		got, err := skipString([]byte(c.in), 0)
+		if c.want == 0 {
+			assert.Error(t, err, "%s", c.in)
+			continue
+		}
+		if assert.NoError(t, err, "%s", c.in) {
+			assert.Equal(t, c.want, got, "%s", c.in)
+		}
+	}
+}

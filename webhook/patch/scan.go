@@ -92,13 +92,20 @@ var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true
 
 // skipString returns the index just past the string starting at i.
 func skipString(data []byte, i int) (int, error) {
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, nil
+	for j := i + 1; j < len(data); {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			break
 		}
+		q := j + k
+		escaped := false
+		for p := q - 1; p > i && data[p] == '\\'; p-- {
+			escaped = !escaped
+		}
+		if !escaped {
+			return q + 1, nil
+		}
+		j = q + 1
 	}
 	return 0, errSyntax
 }
@@ -119,8 +126,10 @@ func unquoteKey(quoted []byte) ([]byte, error) {
 
 // objectMembers splits the JSON object data into its members, appended to
 // buf, in document order. A key may repeat in a request (see lookup);
-// encoding/json never writes one twice.
-func objectMembers(data []byte, buf []member) ([]member, error) {
+// encoding/json never writes one twice. ix, when it indexes the document
+// data is part of, saves reading the values.
+func objectMembers(data []byte, buf []member, ix *ends) ([]member, error) {
+	base := ix.base(data)
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, errSyntax
@@ -133,7 +142,7 @@ func objectMembers(data []byte, buf []member) ([]member, error) {
 		if i >= len(data) || data[i] != '"' {
 			return nil, errSyntax
 		}
-		end, err := skipString(data, i)
+		end, err := ix.skip(data, base, i)
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +155,7 @@ func objectMembers(data []byte, buf []member) ([]member, error) {
 			return nil, errSyntax
 		}
 		i = skipSpace(data, i+1)
-		vend, err := skipValue(data, i)
+		vend, err := ix.skip(data, base, i)
 		if err != nil {
 			return nil, err
 		}
@@ -163,8 +172,10 @@ func objectMembers(data []byte, buf []member) ([]member, error) {
 	}
 }
 
-// arrayElements splits the JSON array data into its elements, appended to buf.
-func arrayElements(data []byte, buf [][]byte) ([][]byte, error) {
+// arrayElements splits the JSON array data into its elements, appended to
+// buf (ix as for objectMembers).
+func arrayElements(data []byte, buf [][]byte, ix *ends) ([][]byte, error) {
+	base := ix.base(data)
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '[' {
 		return nil, errSyntax
@@ -174,7 +185,7 @@ func arrayElements(data []byte, buf [][]byte) ([][]byte, error) {
 		return buf, nil
 	}
 	for {
-		end, err := skipValue(data, i)
+		end, err := ix.skip(data, base, i)
 		if err != nil {
 			return nil, err
 		}

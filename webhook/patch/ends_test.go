@@ -1,0 +1,69 @@
+package patch
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// splitsLike fails t unless splitting every object and array in v (a part
+// of the document ix indexes) gives the same members and elements, and the
+// same errors, with the index as by scanning.
+func splitsLike(t *testing.T, ix *ends, v []byte) {
+	t.Helper()
+	switch kind(v) {
+	case '{':
+		want, wantErr := objectMembers(v, nil, nil)
+		got, gotErr := objectMembers(v, nil, ix)
+		require.Equal(t, wantErr, gotErr, "%s", v)
+		require.Equal(t, want, got, "%s", v)
+		for _, m := range got {
+			splitsLike(t, ix, m.value)
+		}
+	case '[':
+		want, wantErr := arrayElements(v, nil, nil)
+		got, gotErr := arrayElements(v, nil, ix)
+		require.Equal(t, wantErr, gotErr, "%s", v)
+		require.Equal(t, want, got, "%s", v)
+		for _, e := range got {
+			splitsLike(t, ix, e)
+		}
+	}
+}
+
+func TestEnds(t *testing.T) {
+	for _, doc := range []string{
+		`{}`,
+		`{"a":{"b":[1,{"c":"}]"}],"d":"\"{"},"e":[[],{}],"f":null}`,
+		` { "a" : [ 1 , "x\\" , { } ] , "b\"" : { "c" : true } } `,
+		`{"k":"é\u0022]","l":[-1.5e3,"\\\\"]}`,
+	} {
+		var ix ends
+		require.True(t, ix.build([]byte(doc)), "%s", doc)
+		splitsLike(t, &ix, []byte(doc))
+	}
+	for _, bad := range []string{`{"a":[}`, `{"a":1`, `["a"]]`, `{"a":"b}`, `}`} {
+		var ix ends
+		assert.False(t, ix.build([]byte(bad)), "%s", bad)
+		assert.Equal(t, -1, ix.base([]byte(bad)), "nothing indexed")
+	}
+	var ix ends
+	doc := []byte(`{"a":[1]}`)
+	require.True(t, ix.build(doc))
+	assert.Equal(t, 5, ix.base(doc[5:8]))
+	assert.Equal(t, -1, ix.base([]byte(`{"a":[1]}`)), "equal bytes elsewhere are not the document")
+}
+
+// FuzzEnds: on any bytes, a split with the index is the split without it.
+func FuzzEnds(f *testing.F) {
+	f.Add([]byte(`{"a":{"b":[1,{"c":"}]"}],"d":"\"{"},"e":[[],{}]}`))
+	f.Add([]byte(`[{"a":"\\"},"]"]`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		var ix ends
+		if !ix.build(doc) {
+			return
+		}
+		splitsLike(t, &ix, doc)
+	})
+}
