@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -93,7 +94,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kindAdmission},
 		Response: review.Response,
 	}
-	body, err := jsoncodec.Marshal(out)
+	enc := answers.Get().(*jsoncodec.Encoder)
+	defer putAnswer(enc)
+	body, err := enc.Encode(out)
 	if err != nil { // cannot happen for these types; answer something valid anyway
 		body = []byte(`{"apiVersion":"` + apiVersionV1 + `","kind":"AdmissionReview","response":{"uid":"","allowed":false,"status":{"code":500,"message":"berth: cannot encode response"}}}`)
 	}
@@ -124,7 +127,10 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request) (review admissi
 			return deny(http.StatusUnsupportedMediaType, "berth webhook %s: content type %q is not supported, send application/json", h.Name, ct)
 		}
 	}
-	body, err := readBody(w, r)
+	body, pooled, err := readBody(w, r)
+	if pooled != nil {
+		defer bodies.Put(pooled)
+	}
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -243,16 +249,49 @@ func InvalidIn(group, kind, name string, errs field.ErrorList) *admissionv1.Admi
 // readBody reads the request body, at most MaxBodyBytes. A body whose
 // Content-Length is declared (the API server always sends it) is read
 // into one buffer of that size; io.ReadAll would grow one from 512 bytes,
-// copying the review at each step.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+// copying the review at each step. A body up to maxPooled is read into a
+// pooled buffer, returned in pooled for the caller to put back once the
+// body is no longer read.
+func readBody(w http.ResponseWriter, r *http.Request) (body []byte, pooled *[]byte, err error) {
+	rd := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	n := r.ContentLength
 	if n <= 0 || n > MaxBodyBytes {
-		return io.ReadAll(body)
+		body, err = io.ReadAll(rd)
+		return body, nil, err
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(body, buf); err != nil {
-		return nil, err
+	var buf []byte
+	if n <= maxPooled {
+		pooled = bodies.Get().(*[]byte)
+		buf = *pooled
 	}
-	return buf, nil
+	if int64(cap(buf)) < n {
+		buf = make([]byte, n)
+		if pooled != nil {
+			*pooled = buf
+		}
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(rd, buf); err != nil {
+		return nil, pooled, err
+	}
+	return buf, pooled, nil
+}
+
+// maxPooled is the largest body or answer whose buffer is kept for the
+// next request (a pod's review is about 3 KB): the review's decoding
+// copies all it keeps (strings, the objects' raw bytes), so a body's
+// buffer is free once the review is answered, an answer's once written.
+// Larger ones are left to the collector.
+const maxPooled = 64 << 10
+
+var (
+	bodies  = sync.Pool{New: func() any { return new([]byte) }}
+	answers = sync.Pool{New: func() any { return new(jsoncodec.Encoder) }}
+)
+
+func putAnswer(enc *jsoncodec.Encoder) {
+	if enc.Cap() <= maxPooled {
+		enc.Reset()
+		answers.Put(enc)
+	}
 }

@@ -220,3 +220,30 @@ func TestHandlerDeclaresAnswerLength(t *testing.T) {
 	assert.Empty(t, resp.TransferEncoding, "not chunked")
 	assert.Greater(t, resp.ContentLength, int64(8000))
 }
+
+// Bodies and answers are read and written through pooled buffers: what a
+// decision was handed must not change when the next request reuses them.
+func TestPooledBuffersAreNotAliased(t *testing.T) {
+	var kept []*admissionv1.AdmissionRequest
+	h := &Handler{Name: "t", Decide: func(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		kept = append(kept, req)
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(`[{"op":"add","path":"/x","value":"` + string(req.UID) + `"}]`)}
+	}}
+	var answers [][]byte
+	for _, uid := range []string{"first-uid-aaaaaaaa", "second-uid-bbbbbbb", "third-uid-cccccccc"} {
+		body := bytes.Replace(review(apiVersionV1, uid), []byte(`{"kind":"Pod"}`), []byte(`{"kind":"Pod","metadata":{"name":"`+uid+`"}}`), 1)
+		req := httptest.NewRequest(http.MethodPost, "/x", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		answers = append(answers, rec.Body.Bytes())
+	}
+	for i, uid := range []string{"first-uid-aaaaaaaa", "second-uid-bbbbbbb", "third-uid-cccccccc"} {
+		assert.Equal(t, uid, string(kept[i].UID))
+		assert.Equal(t, `{"kind":"Pod","metadata":{"name":"`+uid+`"}}`, string(kept[i].Object.Raw))
+		var out admissionv1.AdmissionReview
+		require.NoError(t, json.Unmarshal(answers[i], &out))
+		assert.Equal(t, uid, string(out.Response.UID))
+		assert.Contains(t, string(out.Response.Patch), uid)
+	}
+}
