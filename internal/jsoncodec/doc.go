@@ -20,7 +20,7 @@
 //     admission from 126 µs to 93 µs, 269 to 187 allocations
 //     (docs/performance.md). Error texts are encoding/json's, with list
 //     indexes in field paths (spec.containers.0.image).
-//   - Marshal and Encoder are github.com/goccy/go-json, which writes what
+//   - Encoder is github.com/goccy/go-json, which writes what
 //     encoding/json.Marshal writes, byte for byte: HTML-safe escapes, map
 //     keys sorted, the types' own MarshalJSON. FuzzMarshalMatchesEncodingJSON
 //     checks it on every pod and review encoding/json can decode, against

@@ -39,14 +39,3 @@ func (e *Encoder) Cap() int { return e.buf.Cap() }
 
 // Reset drops what the last Encode wrote; the buffer is kept.
 func (e *Encoder) Reset() { e.buf.Reset() }
-
-// Marshal is v encoded as encoding/json.Marshal writes it (see the
-// package rules). A panic inside the encoder comes back as an error.
-func Marshal(v any) (out []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			out, err = nil, fmt.Errorf("encode %T: %v", v, p)
-		}
-	}()
-	return gojson.Marshal(v)
-}

@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
-// encodesLike fails t unless Marshal, an Encoder and encoding/json.Marshal
-// write the same bytes for the value encoding/json decodes from data into
-// a T (data it rejects has nothing to encode).
+// encodesLike fails t unless an Encoder and encoding/json.Marshal write the
+// same bytes for the value encoding/json decodes from data into a T (data
+// it rejects has nothing to encode), on a fresh Encoder and on one reused.
 func encodesLike[T any](t *testing.T, data []byte) {
 	t.Helper()
 	var v T
@@ -20,14 +21,20 @@ func encodesLike[T any](t *testing.T, data []byte) {
 		return
 	}
 	want, wantErr := json.Marshal(&v)
-	got, gotErr := Marshal(&v)
 	var e Encoder
-	fromEncoder, encErr := e.Encode(&v)
-	if (wantErr == nil) != (gotErr == nil) || (wantErr == nil) != (encErr == nil) {
-		t.Fatalf("%T from %q: encoding/json says %v, Marshal %v, Encoder %v", v, data, wantErr, gotErr, encErr)
+	got, gotErr := e.Encode(&v)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%T from %q: encoding/json says %v, Encoder %v", v, data, wantErr, gotErr)
 	}
-	if !bytes.Equal(want, got) || !bytes.Equal(want, fromEncoder) {
-		t.Fatalf("%T from %q encodes differently:\nencoding/json %s\nMarshal       %s\nEncoder       %s", v, data, want, got, fromEncoder)
+	if !bytes.Equal(want, got) {
+		t.Fatalf("%T from %q encodes differently:\nencoding/json %s\nEncoder       %s", v, data, want, got)
+	}
+	if _, err := e.Encode(struct{ A string }{"a longer value than the next"}); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := e.Encode(&v)
+	if !bytes.Equal(want, again) {
+		t.Fatalf("%T from %q encodes differently on a reused Encoder:\nencoding/json %s\nEncoder       %s", v, data, want, again)
 	}
 }
 
@@ -68,7 +75,7 @@ func TestEncodesAsEncodingJSON(t *testing.T) {
 }
 
 // FuzzMarshalMatchesEncodingJSON: whatever pod or review encoding/json
-// decodes, Marshal and the Encoder write it byte for byte as
+// decodes, the Encoder writes it byte for byte as
 // encoding/json.Marshal does (make fuzz runs it with
 // GOEXPERIMENT=nojsonv2, against the classic encoding/json).
 func FuzzMarshalMatchesEncodingJSON(f *testing.F) {
@@ -81,4 +88,20 @@ func FuzzMarshalMatchesEncodingJSON(f *testing.F) {
 		encodesLike[corev1.Pod](t, data)
 		encodesLike[admissionv1.AdmissionReview](t, data)
 	})
+}
+
+type panicky struct{}
+
+func (panicky) MarshalJSON() ([]byte, error) { panic("boom") }
+
+// A panic inside the encoder is an error, and the Encoder still works.
+func TestEncoderTurnsPanicIntoError(t *testing.T) {
+	var e Encoder
+	if _, err := e.Encode(struct{ P panicky }{}); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("want the panic as an error, got %v", err)
+	}
+	got, err := e.Encode(map[string]int{"b": 1, "a": 2})
+	if err != nil || string(got) != `{"a":2,"b":1}` {
+		t.Fatalf("after a panic: %s, %v", got, err)
+	}
 }
