@@ -12,24 +12,30 @@ import (
 // same errors, with the index as by scanning.
 func splitsLike(t *testing.T, ix *ends, v []byte) {
 	t.Helper()
+	var children [][]byte
 	switch kind(v) {
 	case '{':
 		want, wantErr := objectMembers(v, nil, nil)
 		got, gotErr := objectMembers(v, nil, ix)
-		require.Equal(t, wantErr, gotErr, "%s", v)
-		require.Equal(t, want, got, "%s", v)
+		sameSplit(t, v, want, got, wantErr, gotErr)
 		for _, m := range got {
-			splitsLike(t, ix, m.value)
+			children = append(children, m.value)
 		}
 	case '[':
 		want, wantErr := arrayElements(v, nil, nil)
 		got, gotErr := arrayElements(v, nil, ix)
-		require.Equal(t, wantErr, gotErr, "%s", v)
-		require.Equal(t, want, got, "%s", v)
-		for _, e := range got {
-			splitsLike(t, ix, e)
-		}
+		sameSplit(t, v, want, got, wantErr, gotErr)
+		children = got
 	}
+	for _, c := range children {
+		splitsLike(t, ix, c)
+	}
+}
+
+func sameSplit[T any](t *testing.T, v []byte, want, got T, wantErr, gotErr error) {
+	t.Helper()
+	require.Equal(t, wantErr, gotErr, "%s", v)
+	require.Equal(t, want, got, "%s", v)
 }
 
 func TestEnds(t *testing.T) {
