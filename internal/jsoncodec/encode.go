@@ -3,6 +3,7 @@ package jsoncodec
 import (
 	"bytes"
 	"fmt"
+	"sync"
 
 	gojson "github.com/goccy/go-json"
 )
@@ -34,8 +35,27 @@ func (e *Encoder) Encode(v any) (out []byte, err error) {
 	return bytes.TrimSuffix(e.buf.Bytes(), []byte{'\n'}), nil
 }
 
-// Cap is the size of the buffer kept between calls.
-func (e *Encoder) Cap() int { return e.buf.Cap() }
+// EncoderPool keeps Encoders for reuse, dropping any whose buffer grew
+// beyond Max bytes (an unusually large object). The zero value with Max
+// set is ready, and safe for concurrent use.
+type EncoderPool struct {
+	Max  int
+	pool sync.Pool
+}
 
-// Reset drops what the last Encode wrote; the buffer is kept.
-func (e *Encoder) Reset() { e.buf.Reset() }
+// Get is a pooled Encoder, or a new one.
+func (p *EncoderPool) Get() *Encoder {
+	if e, ok := p.pool.Get().(*Encoder); ok {
+		return e
+	}
+	return new(Encoder)
+}
+
+// Put returns e to the pool; no byte slice e returned may be used after.
+func (p *EncoderPool) Put(e *Encoder) {
+	if e.buf.Cap() > p.Max {
+		return
+	}
+	e.buf.Reset()
+	p.pool.Put(e)
+}

@@ -105,3 +105,27 @@ func TestEncoderTurnsPanicIntoError(t *testing.T) {
 		t.Fatalf("after a panic: %s, %v", got, err)
 	}
 }
+
+// The pool keeps an Encoder whose buffer is within Max and drops a larger one.
+func TestEncoderPoolDropsLargeBuffers(t *testing.T) {
+	p := EncoderPool{Max: 64}
+	e := p.Get()
+	if _, err := e.Encode(strings.Repeat("x", 100)); err != nil {
+		t.Fatal(err)
+	}
+	p.Put(e)
+	if got := p.Get(); got == e {
+		t.Fatal("an Encoder grown past Max came back from the pool")
+	}
+	small := new(Encoder)
+	if _, err := small.Encode("x"); err != nil {
+		t.Fatal(err)
+	}
+	if small.buf.Cap() > p.Max {
+		t.Fatalf("a 3-byte encoding grew the buffer to %d bytes", small.buf.Cap())
+	}
+	p.Put(small)
+	if small.buf.Len() != 0 {
+		t.Fatal("Put keeps what the last Encode wrote")
+	}
+}

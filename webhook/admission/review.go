@@ -94,8 +94,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kindAdmission},
 		Response: review.Response,
 	}
-	enc := answers.Get().(*jsoncodec.Encoder)
-	defer putAnswer(enc)
+	enc := answers.Get()
+	defer answers.Put(enc)
 	body, err := enc.Encode(out)
 	if err != nil { // cannot happen for these types; answer something valid anyway
 		body = []byte(`{"apiVersion":"` + apiVersionV1 + `","kind":"AdmissionReview","response":{"uid":"","allowed":false,"status":{"code":500,"message":"berth: cannot encode response"}}}`)
@@ -286,12 +286,5 @@ const maxPooled = 64 << 10
 
 var (
 	bodies  = sync.Pool{New: func() any { return new([]byte) }}
-	answers = sync.Pool{New: func() any { return new(jsoncodec.Encoder) }}
+	answers = jsoncodec.EncoderPool{Max: maxPooled}
 )
-
-func putAnswer(enc *jsoncodec.Encoder) {
-	if enc.Cap() <= maxPooled {
-		enc.Reset()
-		answers.Put(enc)
-	}
-}

@@ -86,9 +86,9 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	// reads it, and a member absent from both encodings is left as the
 	// request has it (package patch).
 	pod.ManagedFields = nil
-	enc := newPodEncoding()
-	defer enc.release()
-	rt, err := enc.roundTrip.Encode(&pod)
+	enc := podEncoders.Get()
+	defer podEncoders.Put(enc)
+	rt, err := enc.Encode(&pod)
 	if err != nil {
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))
 	}
@@ -111,7 +111,7 @@ func (h *Pods) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *a
 	if len(v.deny) > 0 {
 		return v.response("Pod", "", pod.Name, strings.TrimPrefix(who.String(), "pod "), nil)
 	}
-	p, err := patchFrom(req.Object.Raw, rt, mutated, enc)
+	p, err := patchFrom(req.Object.Raw, rt, mutated)
 	if err != nil {
 		return admission.Denied(http.StatusInternalServerError, fmt.Sprintf("%s: cannot build patch: %v", who, err))
 	}
