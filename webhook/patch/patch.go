@@ -94,7 +94,6 @@ type differ struct {
 	ops      int
 	members  []member
 	elements [][]byte
-	used     int     // the most members or elements held at once, cleared on release
 	docs     [3]ends // the request, the round trip and the mutated object
 }
 
@@ -118,9 +117,8 @@ var differs = sync.Pool{New: func() any {
 
 // release returns d to the pool, holding no part of any document.
 func (d *differ) release() {
-	clear(d.members[:min(d.used, cap(d.members))])
-	clear(d.elements[:min(d.used, cap(d.elements))])
-	d.used = 0
+	clear(d.members[:cap(d.members)])
+	clear(d.elements[:cap(d.elements)])
 	for i := range d.docs {
 		d.docs[i].doc = nil
 		if cap(d.docs[i].at) > maxPooledIndex {
@@ -141,7 +139,6 @@ func (d *differ) split(v []byte) ([]member, error) {
 		return nil, err
 	}
 	d.members = ms
-	d.used = max(d.used, len(ms))
 	return ms[start:len(ms):len(ms)], nil
 }
 
@@ -153,7 +150,6 @@ func (d *differ) splitArray(v []byte) ([][]byte, error) {
 		return nil, err
 	}
 	d.elements = es
-	d.used = max(d.used, len(es))
 	return es[start:len(es):len(es)], nil
 }
 
