@@ -73,7 +73,11 @@ func CreateFromJSON(original, rt, mut []byte) ([]byte, error) {
 	d := differs.Get().(*differ)
 	defer d.release()
 	d.out = append(make([]byte, 0, len(mut)+64), '[')
-	for i, doc := range [...][]byte{original, rt, mut} {
+	docs := [...][]byte{original, rt, mut}
+	if bytes.Equal(original, rt) {
+		docs[0] = nil // the walk reads the round trip's bytes for both
+	}
+	for i, doc := range docs {
 		d.docs[i].build(doc)
 	}
 	if err := d.object(original, rt, mut); err != nil {
