@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	listers "github.com/berthdev/berth/api/client/listers/api/v1beta1"
@@ -23,6 +24,16 @@ type world struct {
 	index    *selection.Index
 	services toolscache.Indexer
 	isvc     *v1beta1.InferenceService
+}
+
+// stored is the metadata the API server gives an object: a UID and a
+// resourceVersion. The webhook composes pods from a plan cached by its
+// inputs' versions and composes from scratch only inputs without one, which
+// no object from the API server is; without them the load would measure
+// that path instead of a cluster's.
+func stored(namespace, name string, n int) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: namespace, Name: name,
+		UID: types.UID(fmt.Sprintf("uid-%s-%s", namespace, name)), ResourceVersion: fmt.Sprint(n)}
 }
 
 // The synthetic service: the load's pods belong to it.
@@ -42,7 +53,7 @@ func buildWorld(runtimes, classes, nodes int) (*world, error) {
 	for i := 0; i < classes; i++ {
 		mem := resource.MustParse(fmt.Sprintf("%dGi", 16+(i%8)*16))
 		w.index.UpsertAcceleratorClass(&v1beta1.AcceleratorClass{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("class-%03d", i)},
+			ObjectMeta: stored("", fmt.Sprintf("class-%03d", i), 1+i),
 			Spec: v1beta1.AcceleratorClassSpec{
 				Vendor:       "nvidia",
 				Discovery:    v1beta1.AcceleratorDiscovery{NodeSelector: map[string]string{"nvidia.com/gpu.product": fmt.Sprintf("GPU-%03d", i)}},
@@ -63,8 +74,10 @@ func buildWorld(runtimes, classes, nodes int) (*world, error) {
 		arch := fmt.Sprintf("Arch%02dForCausalLM", i%50)
 		lo, hi := fmt.Sprintf("%dB", 1+(i/50)%20*5), fmt.Sprintf("%dB", 5+(i/50)%20*5)
 		prio := int32(1 + i/1000)
+		meta := stored("", fmt.Sprintf("rt-%04d", i), 1+classes+i)
+		meta.CreationTimestamp = metav1.NewTime(base.Add(time.Duration(i) * time.Second))
 		w.index.UpsertClusterServingRuntime(&v1beta1.ClusterServingRuntime{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("rt-%04d", i), CreationTimestamp: metav1.NewTime(base.Add(time.Duration(i) * time.Second))},
+			ObjectMeta: meta,
 			Spec: v1beta1.ServingRuntimeSpec{
 				SupportedModelFormats: []v1beta1.SupportedModelFormat{{
 					ModelFormat:       &v1beta1.ModelFormat{Name: "safetensors", Version: str("1.0.0")},
@@ -79,7 +92,7 @@ func buildWorld(runtimes, classes, nodes int) (*world, error) {
 	}
 	arch, size := "Arch07ForCausalLM", "7B"
 	w.index.UpsertBaseModel(&v1beta1.BaseModel{
-		ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: serviceNamespace},
+		ObjectMeta: stored(serviceNamespace, "llama", 1+classes+runtimes),
 		Spec: v1beta1.BaseModelSpec{
 			ModelFormat:       v1beta1.ModelFormat{Name: "safetensors", Version: str("1.0.0")},
 			ModelFramework:    &v1beta1.ModelFrameworkSpec{Name: "transformers", Version: str("4.57.1")},
@@ -87,7 +100,7 @@ func buildWorld(runtimes, classes, nodes int) (*world, error) {
 		},
 	})
 	isvc := &v1beta1.InferenceService{
-		ObjectMeta: metav1.ObjectMeta{Name: serviceName, Namespace: serviceNamespace},
+		ObjectMeta: stored(serviceNamespace, serviceName, 2+classes+runtimes),
 		Spec: v1beta1.InferenceServiceSpec{
 			Model:               &v1beta1.ModelRef{Name: "llama"},
 			AcceleratorSelector: &v1beta1.AcceleratorSelector{PreferredClasses: []string{"class-007"}},
