@@ -3,7 +3,9 @@
 // plane (internal/devenv: etcd, kube-apiserver, scheduler,
 // controller-manager, one kwok node) with berth-webhook as a supervised
 // process and no reconciler, so nothing but the tool creates or deletes
-// pods. Then, for each rate of -rates, in one run and in this order:
+// pods. Then, for each rate of -rates, in one run, it creates pods by four
+// paths, in -rounds rounds that each run every path for -duration/-rounds,
+// each round starting one path later than the one before:
 //
 //   - without: pods that carry no ome.io/inferenceservice label, so the
 //     webhook's objectSelector never sends them to berth (the API server's
@@ -19,12 +21,13 @@
 //     (merge.SkeletonPod), which the API server sends to berth's pod
 //     webhook, which composes it.
 //
-// Each phase creates pods open loop at the fixed rate for -duration, from
-// -workers goroutines with no client-side rate limit; a create's latency
+// Each phase creates pods open loop at the fixed rate, from -workers
+// goroutines with no client-side rate limit; a create's latency
 // runs from its scheduled time, so queueing counts. Pods name a scheduler
 // that does not exist, so none is scheduled and nothing else works while
 // they are created; each phase's pods are deleted before the next. The
-// report gives p50, p99 and the differences per rate (with − without: all
+// report pools each path's rounds and gives p50, p99 and the differences
+// per rate (with − without: all
 // berth adds; with − composed: the webhook call alone; noop − without: any
 // webhook's call; with − noop: berth beyond any webhook), the API server's
 // mean call to each webhook (its
@@ -36,7 +39,7 @@
 // numbers vary with it). Pod create → Ready on a real node is not
 // measured here.
 //
-//	make build && bin/berth-admission-load -rates 100,500 -duration 20s
+//	make build && bin/berth-admission-load -rates 100,500 -duration 40s -rounds 4
 package main
 
 import (
@@ -91,7 +94,8 @@ func main() {
 	os.Setenv(cluster.WatchListEnv, "false") // Debian's etcd 3.4; see internal/devenv/cluster
 	rest.SetDefaultWarningHandler(rest.NoWarnings{})
 	rates := flag.String("rates", "100,500", "comma-separated pod creates per second")
-	duration := flag.Duration("duration", 20*time.Second, "how long each phase creates pods")
+	duration := flag.Duration("duration", 20*time.Second, "how long each path creates pods in all, per rate")
+	rounds := flag.Int("rounds", 4, "rounds each rate's duration is split into; each round runs every path once, starting one path later than the round before")
 	workers := flag.Int("workers", 64, "concurrent creates in flight at most")
 	keep := flag.Bool("keep", false, "keep the run folder (component logs) after exit")
 	serveNoopDir := flag.String("serve-noop", "", "internal: serve the no-op webhook with the certificate in this directory")
@@ -114,13 +118,17 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, rs, *duration, *workers, *keep); err != nil {
+	if *rounds < 1 || *duration/time.Duration(*rounds) < time.Second {
+		fmt.Fprintf(os.Stderr, "berth-admission-load: -rounds %d: each round must run each path for 1s at least (-duration %s)\n", *rounds, *duration)
+		os.Exit(2)
+	}
+	if err := run(ctx, rs, *duration, *rounds, *workers, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "berth-admission-load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, rates []int, duration time.Duration, workers int, keep bool) error {
+func run(ctx context.Context, rates []int, duration time.Duration, rounds, workers int, keep bool) error {
 	bin, err := devenv.FindComponent("berth-webhook")
 	if err != nil {
 		return err
@@ -167,35 +175,77 @@ func run(ctx context.Context, rates []int, duration time.Duration, workers int, 
 	fmt.Printf("%6s %-9s %7s %7s %10s %10s %8s\n", "rate", "path", "sent", "errors", "p50", "p99", "rps")
 	procs := measured(env, wh, noop)
 	for _, rate := range rates {
-		res := make([]*result, len(paths))
-		var handled webhookCalls
-		for i, p := range paths {
-			var before, hBefore webhookCalls
-			if p.webhook != "" {
-				before = scrapeWebhookCalls(ctx, kube, p.webhook)
-			}
-			if p.webhook == podWebhook {
-				hBefore = scrapeHandler(wh.ProbeURL)
-			}
-			cpu0 := procs.cpu()
-			if res[i], err = phase(ctx, kube, p, rate, duration, workers); err != nil {
-				return err
-			}
-			res[i].cpu = procs.cpu().minus(cpu0)
-			if p.webhook != "" {
-				res[i].calls = scrapeWebhookCalls(ctx, kube, p.webhook).minus(before)
-			}
-			if p.webhook == podWebhook {
-				handled = scrapeHandler(wh.ProbeURL).minus(hBefore)
-			}
-			if err := clean(ctx, kube); err != nil {
-				return err
-			}
+		res, handled, err := measureRate(ctx, kube, measure{procs: procs, probeURL: wh.ProbeURL}, paths, rate, duration, rounds, workers)
+		if err != nil {
+			return err
 		}
 		report(rate, paths, res, handled)
 	}
 	fmt.Printf("load average after: %s\n", loadavg())
 	return nil
+}
+
+// measure is where a phase's costs are read: the processes' CPU time and
+// berth-webhook's metrics.
+type measure struct {
+	procs    procSet
+	probeURL string
+}
+
+// measureRate runs every path at rate for duration in all, in rounds: each
+// round runs each path for duration/rounds, starting one path later than
+// the round before, so that no path always runs first after a cleanup or
+// last before one, and a machine that gets busier or quieter during the
+// run weighs on every path alike. It returns each path's results over all
+// rounds and berth-webhook's time in its pod handler.
+func measureRate(ctx context.Context, kube kubernetes.Interface, m measure, paths []podPath, rate int, duration time.Duration, rounds, workers int) ([]*result, webhookCalls, error) {
+	res := make([]*result, len(paths))
+	var handled webhookCalls
+	for round := 0; round < rounds; round++ {
+		for _, i := range roundOrder(round, len(paths)) {
+			r, h, err := runPath(ctx, kube, m, paths[i], rate, duration/time.Duration(rounds), workers)
+			if err != nil {
+				return nil, handled, err
+			}
+			res[i] = res[i].merge(r)
+			handled = handled.plus(h)
+		}
+	}
+	return res, handled, nil
+}
+
+// roundOrder is the order of n paths in a round: round r starts with path
+// r mod n, so over n rounds each path holds each place once.
+func roundOrder(round, n int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = (round + k) % n
+	}
+	return order
+}
+
+// runPath is one phase of p with its costs, its pods deleted after it.
+func runPath(ctx context.Context, kube kubernetes.Interface, m measure, p podPath, rate int, d time.Duration, workers int) (*result, webhookCalls, error) {
+	var before, hBefore, handled webhookCalls
+	if p.webhook != "" {
+		before = scrapeWebhookCalls(ctx, kube, p.webhook)
+	}
+	if p.webhook == podWebhook {
+		hBefore = scrapeHandler(m.probeURL)
+	}
+	cpu0 := m.procs.cpu()
+	r, err := phase(ctx, kube, p, rate, d, workers)
+	if err != nil {
+		return nil, handled, err
+	}
+	r.cpu = m.procs.cpu().minus(cpu0)
+	if p.webhook != "" {
+		r.calls = scrapeWebhookCalls(ctx, kube, p.webhook).minus(before)
+	}
+	if p.webhook == podWebhook {
+		handled = scrapeHandler(m.probeURL).minus(hBefore)
+	}
+	return r, handled, clean(ctx, kube)
 }
 
 // fixtures creates the model, the runtime, the namespace and one pinned
@@ -367,6 +417,25 @@ type result struct {
 	elapsed    time.Duration
 }
 
+// merge is r and o together (r may be nil): latencies, counts, times,
+// CPU and webhook calls.
+func (r *result) merge(o *result) *result {
+	if r == nil {
+		return o
+	}
+	out := &result{
+		cpu: r.cpu.plus(o.cpu), calls: r.calls.plus(o.calls),
+		latencies: append(slices.Clone(r.latencies), o.latencies...),
+		sent:      r.sent + o.sent, errors: r.errors + o.errors, firstError: r.firstError,
+		elapsed: r.elapsed + o.elapsed,
+	}
+	if out.firstError == "" {
+		out.firstError = o.firstError
+	}
+	slices.Sort(out.latencies)
+	return out
+}
+
 func (r *result) quantile(q float64) time.Duration {
 	if len(r.latencies) == 0 {
 		return 0
@@ -451,6 +520,10 @@ type webhookCalls struct{ sum, count float64 }
 
 func (a webhookCalls) minus(b webhookCalls) webhookCalls {
 	return webhookCalls{a.sum - b.sum, a.count - b.count}
+}
+
+func (a webhookCalls) plus(b webhookCalls) webhookCalls {
+	return webhookCalls{a.sum + b.sum, a.count + b.count}
 }
 
 // podWebhook names berth's pod webhook in the API server's metrics.
@@ -587,6 +660,14 @@ func (ps procSet) cpu() cpuTimes {
 	out := cpuTimes{names: ps.names, secs: make([]float64, len(ps.pids))}
 	for i, pid := range ps.pids {
 		out.secs[i] = cpuSeconds(pid)
+	}
+	return out
+}
+
+func (a cpuTimes) plus(b cpuTimes) cpuTimes {
+	out := cpuTimes{names: a.names, secs: make([]float64, len(a.secs))}
+	for i := range a.secs {
+		out.secs[i] = a.secs[i] + b.secs[i]
 	}
 	return out
 }
