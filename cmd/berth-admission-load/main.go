@@ -53,10 +53,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -73,6 +71,7 @@ import (
 	"github.com/berthdev/berth/internal/devenv/cluster"
 	"github.com/berthdev/berth/internal/devenv/install"
 	"github.com/berthdev/berth/internal/fleet"
+	"github.com/berthdev/berth/internal/loadrun"
 	"github.com/berthdev/berth/internal/loadwebhook"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/pin"
@@ -192,17 +191,16 @@ type measure struct {
 	probeURL string
 }
 
-// measureRate runs every path at rate for duration in all, in rounds: each
-// round runs each path for duration/rounds, starting one path later than
-// the round before, so that no path always runs first after a cleanup or
-// last before one, and a machine that gets busier or quieter during the
-// run weighs on every path alike. It returns each path's results over all
-// rounds and berth-webhook's time in its pod handler.
+// measureRate runs every path at rate for duration in all, in rounds of
+// duration/rounds per path (package loadrun: RoundOrder, so that no path
+// always runs first after a cleanup either). It returns each path's
+// results pooled over its rounds and berth-webhook's time in its pod
+// handler.
 func measureRate(ctx context.Context, kube kubernetes.Interface, m measure, paths []podPath, rate int, duration time.Duration, rounds, workers int) ([]*result, webhookCalls, error) {
 	res := make([]*result, len(paths))
 	var handled webhookCalls
 	for round := 0; round < rounds; round++ {
-		for _, i := range roundOrder(round, len(paths)) {
+		for _, i := range loadrun.RoundOrder(round, len(paths)) {
 			r, h, err := runPath(ctx, kube, m, paths[i], rate, duration/time.Duration(rounds), workers)
 			if err != nil {
 				return nil, handled, err
@@ -212,16 +210,6 @@ func measureRate(ctx context.Context, kube kubernetes.Interface, m measure, path
 		}
 	}
 	return res, handled, nil
-}
-
-// roundOrder is the order of n paths in a round: round r starts with path
-// r mod n, so over n rounds each path holds each place once.
-func roundOrder(round, n int) []int {
-	order := make([]int, n)
-	for k := range order {
-		order[k] = (round + k) % n
-	}
-	return order
 }
 
 // runPath is one phase of p with its costs, its pods deleted after it.
@@ -407,43 +395,24 @@ func clean(ctx context.Context, kube kubernetes.Interface) error {
 	}
 }
 
+// result is one path's creates with what they cost.
 type result struct {
-	cpu        cpuTimes     // CPU seconds of each measured process (procSet) during the phase
-	calls      webhookCalls // the API server's calls to the path's webhook during the phase
-	latencies  []time.Duration
-	sent       int
-	errors     int
-	firstError string
-	elapsed    time.Duration
+	*loadrun.Result
+	cpu   cpuTimes     // CPU seconds of each measured process (procSet) during the phase
+	calls webhookCalls // the API server's calls to the path's webhook during the phase
 }
 
-// merge is r and o together (r may be nil): latencies, counts, times,
-// CPU and webhook calls.
+// merge is r and o pooled (r may be nil): latencies, counts, times, CPU
+// and webhook calls.
 func (r *result) merge(o *result) *result {
 	if r == nil {
-		return o
+		return &result{Result: (*loadrun.Result)(nil).Merge(o.Result), cpu: o.cpu, calls: o.calls}
 	}
-	out := &result{
-		cpu: r.cpu.plus(o.cpu), calls: r.calls.plus(o.calls),
-		latencies: append(slices.Clone(r.latencies), o.latencies...),
-		sent:      r.sent + o.sent, errors: r.errors + o.errors, firstError: r.firstError,
-		elapsed: r.elapsed + o.elapsed,
-	}
-	if out.firstError == "" {
-		out.firstError = o.firstError
-	}
-	slices.Sort(out.latencies)
-	return out
+	return &result{Result: r.Result.Merge(o.Result), cpu: r.cpu.plus(o.cpu), calls: r.calls.plus(o.calls)}
 }
 
-func (r *result) quantile(q float64) time.Duration {
-	if len(r.latencies) == 0 {
-		return 0
-	}
-	return r.latencies[int(q*float64(len(r.latencies)-1))].Round(10 * time.Microsecond)
-}
-
-func (r *result) throughput() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
+// ms is d rounded to 10 µs, for printing.
+func ms(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 
 // podPath is one kind of create: its name in the report, its pods and
 // the mutating webhook the API server calls for them ("" for none).
@@ -453,51 +422,13 @@ type podPath struct {
 	webhook string
 }
 
-// phase creates rate pods a second for duration, open loop (latency from
-// each create's scheduled time).
-func phase(ctx context.Context, kube kubernetes.Interface, p podPath, rate int, duration time.Duration, workers int) (*result, error) {
-	path := p.name
-	progress("%d/s %s for %s", rate, path, duration)
-	total := int(float64(rate) * duration.Seconds())
-	interval := time.Second / time.Duration(rate)
-	jobs := make(chan int, total)
-	scheduled := make([]time.Time, total)
-	lat := make([]time.Duration, total)
-	errs := make([]error, total)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				errs[i] = create(ctx, kube, p.pod(fmt.Sprintf("%s-%d-%d", path, rate, i)))
-				lat[i] = time.Since(scheduled[i])
-			}
-		}()
-	}
-	start := time.Now()
-	for i := 0; i < total; i++ {
-		scheduled[i] = start.Add(time.Duration(i) * interval)
-		if d := time.Until(scheduled[i]); d > 0 {
-			time.Sleep(d)
-		}
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	r := &result{sent: total, elapsed: time.Since(start)}
-	for i := range lat {
-		if errs[i] != nil {
-			r.errors++
-			if r.firstError == "" {
-				r.firstError = errs[i].Error()
-			}
-			continue
-		}
-		r.latencies = append(r.latencies, lat[i])
-	}
-	sort.Slice(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] })
-	return r, ctx.Err()
+// phase creates rate pods a second for d, open loop (loadrun.OpenLoop).
+func phase(ctx context.Context, kube kubernetes.Interface, p podPath, rate int, d time.Duration, workers int) (*result, error) {
+	progress("%d/s %s for %s", rate, p.name, d)
+	r := loadrun.OpenLoop(rate, d, workers, func(i int) error {
+		return create(ctx, kube, p.pod(fmt.Sprintf("%s-%d-%d", p.name, rate, i)))
+	})
+	return &result{Result: r}, ctx.Err()
 }
 
 func loadavg() string {
@@ -565,7 +496,7 @@ func report(rate int, paths []podPath, res []*result, handled webhookCalls) {
 	for i, p := range paths {
 		r := res[i]
 		by[p.name] = r
-		fmt.Printf("%6d %-9s %7d %7d %10s %10s %8.0f\n", rate, p.name, r.sent, r.errors, r.quantile(0.5), r.quantile(0.99), r.throughput())
+		fmt.Printf("%6d %-9s %7d %7d %10s %10s %8.0f\n", rate, p.name, r.Sent, r.Errors, ms(r.Quantile(0.5)), ms(r.Quantile(0.99)), r.Throughput())
 	}
 	for _, d := range []struct{ name, a, b string }{
 		{"with−w/o", "with", "without"},   // all berth adds
@@ -575,7 +506,7 @@ func report(rate int, paths []podPath, res []*result, handled webhookCalls) {
 	} {
 		a, b := by[d.a], by[d.b]
 		fmt.Printf("%6d %-9s %7s %7s %10s %10s\n", rate, d.name, "", "",
-			a.quantile(0.5)-b.quantile(0.5), a.quantile(0.99)-b.quantile(0.99))
+			ms(a.Quantile(0.5))-ms(b.Quantile(0.5)), ms(a.Quantile(0.99))-ms(b.Quantile(0.99)))
 	}
 	for i, p := range paths {
 		fmt.Printf("%6d %-9s CPU per create:%s\n", rate, p.name, perCreate(res[i]))
@@ -589,8 +520,8 @@ func report(rate int, paths []podPath, res []*result, handled webhookCalls) {
 		fmt.Printf("%6d %-9s berth-webhook's time in its pod handler: %d admissions, mean %s\n", rate, "", int(handled.count), handled.mean())
 	}
 	for i, r := range res {
-		if r.errors > 0 {
-			fmt.Printf("  %d/s %s: first error: %s\n", rate, paths[i].name, r.firstError)
+		if r.Errors > 0 {
+			fmt.Printf("  %d/s %s: first error: %s\n", rate, paths[i].name, r.FirstError)
 		}
 	}
 }
@@ -708,7 +639,7 @@ func cpuSeconds(pid int) float64 {
 func perCreate(r *result) string {
 	var b strings.Builder
 	for i, secs := range r.cpu.secs {
-		fmt.Fprintf(&b, " %s %s", r.cpu.names[i], time.Duration(secs/float64(max(r.sent, 1))*float64(time.Second)).Round(time.Microsecond))
+		fmt.Fprintf(&b, " %s %s", r.cpu.names[i], time.Duration(secs/float64(max(r.Sent, 1))*float64(time.Second)).Round(time.Microsecond))
 	}
 	return b.String()
 }

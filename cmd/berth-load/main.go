@@ -1,9 +1,11 @@
 // Command berth-load measures the berth pod webhook under load. It starts
 // the webhook as a child process (so the webhook's RSS is its own) with a
 // synthetic cache of the given size, then drives pod admissions over TLS at
-// a fixed rate, first against a no-op handler and then against the real
-// pod handler, in the same run, and reports p50/p99 latency, throughput and
-// the ratio. Only 127.0.0.1 is ever dialled.
+// a fixed rate against a no-op handler and against the real pod handler,
+// in the same run, in -rounds rounds that each send to both (the one that
+// went second going first in the next: package loadrun), and reports each
+// handler's p50/p99 latency over its rounds, throughput and the ratio.
+// Only 127.0.0.1 is ever dialled.
 //
 //	go run ./cmd/berth-load -rate 1000 -duration 20s -runtimes 1000 -classes 200 -nodes 5000
 //
@@ -31,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/loadrun"
 	"github.com/berthdev/berth/internal/loadwebhook"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/webhook/server"
@@ -43,7 +46,8 @@ func main() {
 		serve    = flag.Bool("serve", false, "internal: run the webhook side")
 		certDir  = flag.String("cert-dir", "", "internal: certificate directory of the webhook side")
 		rate     = flag.Int("rate", 1000, "admissions per second")
-		duration = flag.Duration("duration", 20*time.Second, "how long each phase sends")
+		duration = flag.Duration("duration", 20*time.Second, "how long each handler is sent to in all")
+		rounds   = flag.Int("rounds", 4, "rounds -duration is split into; each sends to both handlers, starting with the other one than the round before")
 		workers  = flag.Int("workers", 128, "concurrent in-flight requests at most")
 		nRT      = flag.Int("runtimes", 1000, "cached ClusterServingRuntimes")
 		nClasses = flag.Int("classes", 200, "cached AcceleratorClasses")
@@ -58,7 +62,7 @@ func main() {
 	if *serve {
 		err = serveSide(*certDir, *nRT, *nClasses, *nNodes)
 	} else {
-		err = drive(*rate, *duration, *workers, *nRT, *nClasses, *nNodes, *gogc, sweepConfig{*doSweep, *step, *sweepDur})
+		err = drive(*rate, *duration, *rounds, *workers, *nRT, *nClasses, *nNodes, *gogc, sweepConfig{*doSweep, *step, *sweepDur})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "berth-load:", err)
@@ -90,7 +94,10 @@ type sweepConfig struct {
 // podPath is the pod handler's route.
 const podPath = server.PathMutatePods
 
-func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int, gogc string, sw sweepConfig) error {
+func drive(rate int, duration time.Duration, rounds, workers, nRT, nClasses, nNodes int, gogc string, sw sweepConfig) error {
+	if rate < 1 || rounds < 1 || duration/time.Duration(rounds) < time.Second {
+		return fmt.Errorf("-rate %d, -rounds %d, -duration %s: want a rate of 1/s or more and each round to send for 1s at least", rate, rounds, duration)
+	}
 	dir, err := os.MkdirTemp("", "berth-load-")
 	if err != nil {
 		return err
@@ -121,32 +128,29 @@ func drive(rate int, duration time.Duration, workers, nRT, nClasses, nNodes int,
 	if err != nil {
 		return err
 	}
-	// Warm up at the full rate, so both phases find the same pool of open
-	// TLS connections (handshakes would otherwise land in the first phase).
-	if _, err := phase(client, "https://"+addr+server.PathMutatePods, body, rate, 3*time.Second, workers); err != nil {
-		return err
+	// Warm up at the full rate, so that every phase finds the same pool
+	// of open TLS connections (handshakes would otherwise land in the
+	// first).
+	phase(client, "https://"+addr+podPath, body, rate, 3*time.Second, workers)
+	handlers := []struct{ name, path string }{{"no-op", "/noop"}, {"mutate-pods", podPath}}
+	res := make([]*loadrun.Result, len(handlers))
+	for round := 0; round < rounds; round++ {
+		for _, i := range loadrun.RoundOrder(round, len(handlers)) {
+			res[i] = res[i].Merge(phase(client, "https://"+addr+handlers[i].path, body, rate, duration/time.Duration(rounds), workers))
+		}
 	}
-	noop, err := phase(client, "https://"+addr+"/noop", body, rate, duration, workers)
-	if err != nil {
-		return err
-	}
-	real, err := phase(client, "https://"+addr+server.PathMutatePods, body, rate, duration, workers)
-	if err != nil {
-		return err
-	}
+	noop, real := res[0], res[1]
 	fmt.Printf("webhook RSS after load: %s\n", rss(side.PID()))
 	fmt.Printf("%-10s %8s %8s %10s %10s %10s %8s\n", "handler", "sent", "errors", "p50", "p99", "max", "rps")
-	for _, r := range []struct {
-		name string
-		res  *result
-	}{{"no-op", noop}, {"mutate-pods", real}} {
-		fmt.Printf("%-10s %8d %8d %10s %10s %10s %8.0f\n", r.name, r.res.sent, r.res.errors,
-			r.res.quantile(0.50), r.res.quantile(0.99), r.res.quantile(1), r.res.throughput())
+	for i, h := range handlers {
+		r := res[i]
+		fmt.Printf("%-10s %8d %8d %10s %10s %10s %8.0f\n", h.name, r.Sent, r.Errors,
+			us(r.Quantile(0.50)), us(r.Quantile(0.99)), us(r.Quantile(1)), r.Throughput())
 	}
 	fmt.Printf("ratio mutate-pods/no-op: p50 %.2fx, p99 %.2fx\n",
-		float64(real.quantile(0.5))/float64(noop.quantile(0.5)), float64(real.quantile(0.99))/float64(noop.quantile(0.99)))
-	if real.errors > 0 {
-		return fmt.Errorf("%d admissions failed; first: %s", real.errors, real.firstError)
+		float64(real.Quantile(0.5))/float64(noop.Quantile(0.5)), float64(real.Quantile(0.99))/float64(noop.Quantile(0.99)))
+	if real.Errors > 0 {
+		return fmt.Errorf("%d admissions failed; first: %s", real.Errors, real.FirstError)
 	}
 	if sw.on {
 		if err := sweep(client, "https://"+addr, body, sw.duration, workers, sw.step); err != nil {
@@ -176,6 +180,9 @@ func podReview() ([]byte, error) {
 	}
 	return json.Marshal(review)
 }
+
+// us is d rounded to the microsecond, for printing.
+func us(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
 
 // rss reads a process's resident set size from /proc.
 func rss(pid int) string {

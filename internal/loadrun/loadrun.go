@@ -1,0 +1,164 @@
+// Package loadrun is the driving half shared by berth's load tools
+// (berth-load, berth-admission-load): an open-loop sender at a fixed rate,
+// the results of its phases, pooled over rounds, and the order of the
+// paths in each round.
+//
+// Rules:
+//   - Open loop: a request's latency runs from its scheduled time, not from
+//     when a worker got to it, so a slow server cannot hide its queueing
+//     (coordinated omission).
+//   - Paths compared in one run are measured in rounds, each starting one
+//     path later than the one before (RoundOrder), and pooled (Merge): a
+//     machine that gets busier or quieter during a run weighs on every path
+//     alike, and no path always runs first or last.
+package loadrun
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// Result is what one or more phases measured: the latencies of the
+// requests that succeeded, in increasing order, and the count of those
+// that failed.
+type Result struct {
+	Latencies  []time.Duration // sorted
+	Sent       int
+	Errors     int
+	FirstError string
+	Elapsed    time.Duration // time spent sending, summed over pooled phases
+}
+
+// Quantile is the latency at q (0.5 the median, 1 the maximum); 0 when
+// nothing succeeded.
+func (r *Result) Quantile(q float64) time.Duration {
+	if len(r.Latencies) == 0 {
+		return 0
+	}
+	return r.Latencies[int(q*float64(len(r.Latencies)-1))]
+}
+
+// Throughput is successful requests per second of sending.
+func (r *Result) Throughput() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(len(r.Latencies)) / r.Elapsed.Seconds()
+}
+
+// Merge is r and o pooled; r may be nil. Neither is changed.
+func (r *Result) Merge(o *Result) *Result {
+	if r == nil {
+		c := *o
+		c.Latencies = slices.Clone(o.Latencies)
+		return &c
+	}
+	out := &Result{
+		Latencies: slices.Concat(r.Latencies, o.Latencies),
+		Sent:      r.Sent + o.Sent, Errors: r.Errors + o.Errors,
+		FirstError: r.FirstError, Elapsed: r.Elapsed + o.Elapsed,
+	}
+	if out.FirstError == "" {
+		out.FirstError = o.FirstError
+	}
+	slices.Sort(out.Latencies)
+	return out
+}
+
+// OpenLoop calls send rate times a second for d, request i at start + i/rate,
+// from at most workers goroutines; when all are busy, requests wait and the
+// wait counts. It returns when every request has ended.
+func OpenLoop(rate int, d time.Duration, workers int, send func(i int) error) *Result {
+	total := int(float64(rate) * d.Seconds())
+	interval := time.Second / time.Duration(rate)
+	scheduled := make([]time.Time, total)
+	lat := make([]time.Duration, total)
+	errs := make([]error, total)
+	jobs := make(chan int, total)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				errs[i] = send(i)
+				lat[i] = time.Since(scheduled[i])
+			}
+		}()
+	}
+	start := time.Now()
+	for i := 0; i < total; i++ {
+		scheduled[i] = start.Add(time.Duration(i) * interval)
+		if wait := time.Until(scheduled[i]); wait > 0 {
+			time.Sleep(wait)
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	r := &Result{Sent: total, Elapsed: time.Since(start)}
+	for i := range lat {
+		r.record(lat[i], errs[i])
+	}
+	slices.Sort(r.Latencies)
+	return r
+}
+
+// ClosedLoop calls send back to back from workers goroutines for d: the
+// throughput is the most the server answers with that many requests in
+// flight; each latency is one call's.
+func ClosedLoop(d time.Duration, workers int, send func() error) *Result {
+	var mu sync.Mutex
+	r := &Result{}
+	start := time.Now()
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			own := &Result{}
+			for time.Now().Before(deadline) {
+				t := time.Now()
+				err := send()
+				own.Sent++
+				own.record(time.Since(t), err)
+			}
+			mu.Lock()
+			r.Latencies = append(r.Latencies, own.Latencies...)
+			r.Sent += own.Sent
+			r.Errors += own.Errors
+			if r.FirstError == "" {
+				r.FirstError = own.FirstError
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	r.Elapsed = time.Since(start)
+	slices.Sort(r.Latencies)
+	return r
+}
+
+// record counts one request: its latency if it succeeded, else its error.
+func (r *Result) record(lat time.Duration, err error) {
+	if err == nil {
+		r.Latencies = append(r.Latencies, lat)
+		return
+	}
+	r.Errors++
+	if r.FirstError == "" {
+		r.FirstError = err.Error()
+	}
+}
+
+// RoundOrder is the order of n paths in a round: round r starts with path
+// r mod n, so over n rounds each path holds each place once.
+func RoundOrder(round, n int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = (round + k) % n
+	}
+	return order
+}
