@@ -411,8 +411,8 @@ func (r *result) merge(o *result) *result {
 	return &result{Result: r.Result.Merge(o.Result), cpu: r.cpu.plus(o.cpu), calls: r.calls.plus(o.calls)}
 }
 
-// ms is d rounded to 10 µs, for printing.
-func ms(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+// rounded is d rounded to 10 µs, for printing.
+func rounded(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 
 // podPath is one kind of create: its name in the report, its pods and
 // the mutating webhook the API server calls for them ("" for none).
@@ -496,7 +496,7 @@ func report(rate int, paths []podPath, res []*result, handled webhookCalls) {
 	for i, p := range paths {
 		r := res[i]
 		by[p.name] = r
-		fmt.Printf("%6d %-9s %7d %7d %10s %10s %8.0f\n", rate, p.name, r.Sent, r.Errors, ms(r.Quantile(0.5)), ms(r.Quantile(0.99)), r.Throughput())
+		fmt.Printf("%6d %-9s %7d %7d %10s %10s %8.0f\n", rate, p.name, r.Sent, r.Errors, rounded(r.Quantile(0.5)), rounded(r.Quantile(0.99)), r.Throughput())
 	}
 	for _, d := range []struct{ name, a, b string }{
 		{"with−w/o", "with", "without"},   // all berth adds
@@ -506,7 +506,7 @@ func report(rate int, paths []podPath, res []*result, handled webhookCalls) {
 	} {
 		a, b := by[d.a], by[d.b]
 		fmt.Printf("%6d %-9s %7s %7s %10s %10s\n", rate, d.name, "", "",
-			ms(a.Quantile(0.5))-ms(b.Quantile(0.5)), ms(a.Quantile(0.99))-ms(b.Quantile(0.99)))
+			rounded(a.Quantile(0.5))-rounded(b.Quantile(0.5)), rounded(a.Quantile(0.99))-rounded(b.Quantile(0.99)))
 	}
 	for i, p := range paths {
 		fmt.Printf("%6d %-9s CPU per create:%s\n", rate, p.name, perCreate(res[i]))

@@ -98,6 +98,9 @@ func drive(rate int, duration time.Duration, rounds, workers, nRT, nClasses, nNo
 	if rate < 1 || rounds < 1 || duration/time.Duration(rounds) < time.Second {
 		return fmt.Errorf("-rate %d, -rounds %d, -duration %s: want a rate of 1/s or more and each round to send for 1s at least", rate, rounds, duration)
 	}
+	if sw.on && (sw.step < 1 || sw.duration < time.Second) {
+		return fmt.Errorf("-sweep-step %d, -sweep-duration %s: want a step of 1/s or more and steps of 1s at least", sw.step, sw.duration)
+	}
 	dir, err := os.MkdirTemp("", "berth-load-")
 	if err != nil {
 		return err
@@ -149,8 +152,10 @@ func drive(rate int, duration time.Duration, rounds, workers, nRT, nClasses, nNo
 	}
 	fmt.Printf("ratio mutate-pods/no-op: p50 %.2fx, p99 %.2fx\n",
 		float64(real.Quantile(0.5))/float64(noop.Quantile(0.5)), float64(real.Quantile(0.99))/float64(noop.Quantile(0.99)))
-	if real.Errors > 0 {
-		return fmt.Errorf("%d admissions failed; first: %s", real.Errors, real.FirstError)
+	for i, h := range handlers {
+		if r := res[i]; r.Errors > 0 {
+			return fmt.Errorf("%s: %d admissions failed; first: %s", h.name, r.Errors, r.FirstError)
+		}
 	}
 	if sw.on {
 		if err := sweep(client, "https://"+addr, body, sw.duration, workers, sw.step); err != nil {

@@ -68,8 +68,12 @@ func (r *Result) Merge(o *Result) *Result {
 
 // OpenLoop calls send rate times a second for d, request i at start + i/rate,
 // from at most workers goroutines; when all are busy, requests wait and the
-// wait counts. It returns when every request has ended.
+// wait counts. It returns when every request has ended; with a rate, a
+// duration or workers below one it sends nothing.
 func OpenLoop(rate int, d time.Duration, workers int, send func(i int) error) *Result {
+	if rate < 1 || d <= 0 || workers < 1 {
+		return &Result{}
+	}
 	total := int(float64(rate) * d.Seconds())
 	interval := time.Second / time.Duration(rate)
 	scheduled := make([]time.Time, total)

@@ -108,3 +108,20 @@ func TestClosedLoopCountsEveryCall(t *testing.T) {
 		t.Errorf("throughput %f", r.Throughput())
 	}
 }
+
+// A rate, duration or worker count below one sends nothing (and does not
+// divide by zero).
+func TestOpenLoopWithNothingToSend(t *testing.T) {
+	for _, c := range []struct {
+		rate, workers int
+		d             time.Duration
+	}{{0, 1, time.Second}, {-5, 1, time.Second}, {10, 0, time.Second}, {10, 1, 0}} {
+		r := OpenLoop(c.rate, c.d, c.workers, func(int) error {
+			t.Errorf("rate %d, %s, %d workers: sent", c.rate, c.d, c.workers)
+			return nil
+		})
+		if r.Sent != 0 || len(r.Latencies) != 0 || r.Throughput() != 0 || r.Quantile(0.99) != 0 {
+			t.Errorf("rate %d, %s, %d workers: %+v, want nothing", c.rate, c.d, c.workers, r)
+		}
+	}
+}
