@@ -14,16 +14,27 @@
 // trip (the request decoded and encoded, unchanged) and the mutated object.
 // Where the round trip and the mutated object encode to the same bytes it
 // writes nothing and looks no deeper, whatever the request holds there:
-// every difference there is the round trip's. Where they differ it descends
-// while all three are objects (or arrays of the round trip's length), so a
-// field the typed form does not know, beside one berth changes, stays. A
-// member the request lacks is added whole; a member the mutated object
-// dropped is removed only if the request has it. Arrays are compared index
-// by index, as gomodules.xyz/jsonpatch did before: removals from the end,
-// then additions, then changes within the common length. A member neither
-// the round trip nor the mutated object has is never visited, so a handler
-// may leave out of both encodings a field it neither writes nor reads (the
-// pod handler leaves out metadata.managedFields): the request keeps it.
+// every difference there is the round trip's. Where they differ and the
+// request holds the round trip's very bytes, the request has nothing there
+// the typed form lost, and the mutated value replaces it whole, in one
+// operation. Otherwise it descends while all three are objects (or arrays
+// of the round trip's length), so a field the typed form does not know,
+// beside one berth changes, stays. A member the request lacks is added
+// whole; a member the mutated object dropped is removed only if the
+// request has it. Arrays are compared index by index: removals from the
+// end, then additions, then changes within the common length. A member
+// neither the round trip nor the mutated object has is never visited, so
+// a handler may leave out of both encodings a field it neither writes nor
+// reads (the pod handler leaves out metadata.managedFields): the request
+// keeps it.
+//
+// Replacing whole what the request holds as the round trip does is for
+// the API server, which applies the patch (gopkg.in/evanphx/json-patch.v4)
+// by parsing every object on an operation's path and encoding the result
+// again: a patch of one operation per changed subtree costs it far less
+// than one per changed member (BenchmarkAPIServerAppliesPatch in
+// webhook/handlers: the captured pod's fourteen operations in 218 µs, the
+// same change as two in 111 µs, a fifth of the allocations).
 //
 // Nothing is decoded into generic maps: the walk splits raw bytes only
 // along the path to a difference, which makes a pod's patch a few dozen
@@ -221,10 +232,12 @@ func (d *differ) member(key, ov, rv, mv []byte) error {
 	return d.value(ov, rv, mv)
 }
 
-// value compares a value the request has; rv may be nil.
+// value compares a value the request has; rv may be nil. Where the
+// request holds the round trip's very bytes it replaces the value whole:
+// nothing there is the request's alone.
 func (d *differ) value(ov, rv, mv []byte) error {
 	k := kind(mv)
-	if rv != nil && kind(ov) == k && kind(rv) == k {
+	if rv != nil && kind(ov) == k && kind(rv) == k && !bytes.Equal(ov, rv) {
 		switch k {
 		case '{':
 			return d.object(ov, rv, mv)
