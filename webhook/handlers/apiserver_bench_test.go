@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -68,16 +67,13 @@ func applyJSONPatch(b *testing.B, patch, doc []byte) []byte {
 // capturedPodAndPatch is the captured review's pod, typed as the API
 // server holds it, and berth's patch for it.
 func capturedPodAndPatch(b *testing.B) (*corev1.Pod, []byte) {
-	var review admissionv1.AdmissionReview
-	if err := json.Unmarshal(capturedReview(b), &review); err != nil {
-		b.Fatal(err)
-	}
-	resp := benchPods(b).Mutate(ctx, review.Request)
+	req := capturedRequest(b)
+	resp := benchPods(b).Mutate(ctx, req)
 	if !resp.Allowed || len(resp.Patch) == 0 {
 		b.Fatalf("not patched: %+v", resp.Result)
 	}
 	pod := &corev1.Pod{}
-	if err := json.Unmarshal(review.Request.Object.Raw, pod); err != nil {
+	if err := json.Unmarshal(req.Object.Raw, pod); err != nil {
 		b.Fatal(err)
 	}
 	pod.APIVersion, pod.Kind = "v1", "Pod"

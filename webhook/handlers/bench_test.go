@@ -37,12 +37,7 @@ func BenchmarkPodMutate(b *testing.B) {
 // server really sends the webhook (testdata/podreview.json: defaulted,
 // with managedFields and the ServiceAccount plugin's token volume).
 func BenchmarkPodMutateCaptured(b *testing.B) {
-	h := benchPods(b)
-	var review admissionv1.AdmissionReview
-	if err := json.Unmarshal(capturedReview(b), &review); err != nil {
-		b.Fatal(err)
-	}
-	benchMutate(b, h, review.Request)
+	benchMutate(b, benchPods(b), capturedRequest(b))
 }
 
 // BenchmarkPodAdmissionReview is one pod admission as berth-webhook serves

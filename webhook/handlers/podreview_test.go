@@ -28,14 +28,20 @@ func capturedReview(t testing.TB) []byte {
 	return body.Bytes()
 }
 
+// capturedRequest is the request of capturedReview, decoded.
+func capturedRequest(t testing.TB) *admissionv1.AdmissionRequest {
+	t.Helper()
+	var review admissionv1.AdmissionReview
+	require.NoError(t, json.Unmarshal(capturedReview(t), &review))
+	require.NotNil(t, review.Request)
+	return review.Request
+}
+
 // The captured review still holds what makes it the API server's pod and
 // not the reconciler's skeleton, and the pod handler patches it without
 // losing any of it.
 func TestCapturedPodReview(t *testing.T) {
-	var review admissionv1.AdmissionReview
-	require.NoError(t, json.Unmarshal(capturedReview(t), &review))
-	require.NotNil(t, review.Request)
-	req := review.Request
+	req := capturedRequest(t)
 	assert.Equal(t, admissionv1.Create, req.Operation)
 	assert.Equal(t, "Pod", req.Kind.Kind)
 	var pod corev1.Pod
