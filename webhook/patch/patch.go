@@ -178,8 +178,8 @@ func (d *differ) object(orig, rt, mut []byte) error {
 	if err != nil {
 		return err
 	}
-	// The request as the round trip writes it (the API server encodes
-	// with the same types, so most of a request): one split serves both.
+	// The whole request as the round trip writes it (below the top value
+	// descends only where they differ): one split serves both.
 	om := rm
 	if !bytes.Equal(orig, rt) {
 		if om, err = d.split(orig); err != nil {
@@ -251,18 +251,16 @@ func (d *differ) value(ov, rv, mv []byte) error {
 	return nil
 }
 
-// array compares three arrays index by index.
+// array compares three arrays index by index; orig is not rt.
 func (d *differ) array(orig, rt, mut []byte) error {
 	defer func(n int) { d.elements = d.elements[:n] }(len(d.elements))
 	re, err := d.splitArray(rt)
 	if err != nil {
 		return err
 	}
-	oe := re // as in object
-	if !bytes.Equal(orig, rt) {
-		if oe, err = d.splitArray(orig); err != nil {
-			return err
-		}
+	oe, err := d.splitArray(orig) // value descends only where orig is not rt
+	if err != nil {
+		return err
 	}
 	if len(oe) != len(re) { // cannot happen for a slice; replace rather than guess
 		d.op("replace", mut)
