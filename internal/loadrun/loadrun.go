@@ -49,21 +49,24 @@ func (r *Result) Throughput() float64 {
 
 // Merge is r and o pooled; r may be nil. Neither is changed.
 func (r *Result) Merge(o *Result) *Result {
-	if r == nil {
-		c := *o
-		c.Latencies = slices.Clone(o.Latencies)
-		return &c
+	out := &Result{}
+	if r != nil {
+		out.add(r)
 	}
-	out := &Result{
-		Latencies: slices.Concat(r.Latencies, o.Latencies),
-		Sent:      r.Sent + o.Sent, Errors: r.Errors + o.Errors,
-		FirstError: r.FirstError, Elapsed: r.Elapsed + o.Elapsed,
-	}
-	if out.FirstError == "" {
-		out.FirstError = o.FirstError
-	}
+	out.add(o)
 	slices.Sort(out.Latencies)
 	return out
+}
+
+// add pools o into r, leaving r's latencies unsorted.
+func (r *Result) add(o *Result) {
+	r.Latencies = append(r.Latencies, o.Latencies...)
+	r.Sent += o.Sent
+	r.Errors += o.Errors
+	r.Elapsed += o.Elapsed
+	if r.FirstError == "" {
+		r.FirstError = o.FirstError
+	}
 }
 
 // OpenLoop calls send rate times a second for d, request i at start + i/rate,
@@ -130,12 +133,7 @@ func ClosedLoop(d time.Duration, workers int, send func() error) *Result {
 				own.record(time.Since(t), err)
 			}
 			mu.Lock()
-			r.Latencies = append(r.Latencies, own.Latencies...)
-			r.Sent += own.Sent
-			r.Errors += own.Errors
-			if r.FirstError == "" {
-				r.FirstError = own.FirstError
-			}
+			r.add(own)
 			mu.Unlock()
 		}()
 	}
