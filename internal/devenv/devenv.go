@@ -54,6 +54,10 @@ type Options struct {
 	// separate hosts. Where it cannot start, Env.SecondNodeErr says why and
 	// the first node carries on alone.
 	SecondNode bool
+	// APIServerProfiling serves the local apiserver's /debug/pprof to its
+	// administrators (cluster.Options.Profiling); off by default. Ignored
+	// with Kubeconfig.
+	APIServerProfiling bool
 }
 
 // Env is a running local environment.
@@ -176,6 +180,7 @@ func startCluster(ctx context.Context, opts Options, bins cluster.Binaries, node
 		Events:     opts.Events,
 		OnStop:     opts.OnStop,
 		NodeIP:     nodeIP,
+		Profiling:  opts.APIServerProfiling,
 	}
 	if opts.Kubeconfig != "" {
 		return cluster.Attach(ctx, opts.Kubeconfig, copts)

@@ -31,8 +31,9 @@ func etcdArgs(dataDir string, clientPort, peerPort int) []string {
 // 127.0.0.1 only, the "kubernetes" Service has no endpoints, and pods get
 // no service-account tokens (no pod runs). With one, pods on the node reach
 // the apiserver through the "kubernetes" Service at nodeIP, and the
-// ServiceAccount admission plugin mounts their tokens.
-func apiserverArgs(p *pki, etcdURL string, port int, certDir, nodeIP string) []string {
+// ServiceAccount admission plugin mounts their tokens. profiling serves
+// /debug/pprof (Options.Profiling).
+func apiserverArgs(p *pki, etcdURL string, port int, certDir, nodeIP string, profiling bool) []string {
 	url := "https://127.0.0.1:" + strconv.Itoa(port)
 	bind, advertise, reconciler := "127.0.0.1", "127.0.0.1", "none"
 	admission := "--disable-admission-plugins=ServiceAccount"
@@ -63,7 +64,7 @@ func apiserverArgs(p *pki, etcdURL string, port int, certDir, nodeIP string) []s
 		// (envtest does the same).
 		admission,
 		"--allow-privileged=true",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(profiling),
 		"--endpoint-reconciler-type=" + reconciler,
 		"--kubelet-client-certificate=" + p.KubeletClientCert,
 		"--kubelet-client-key=" + p.KubeletClientKey,

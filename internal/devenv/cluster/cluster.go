@@ -73,6 +73,10 @@ type Options struct {
 	// (through the "kubernetes" Service), its certificate covers it, and
 	// pods get service-account tokens. See apiserverArgs.
 	NodeIP string
+	// Profiling serves the apiserver's /debug/pprof to its administrators
+	// (kube-apiserver --profiling), for measuring it; off by default, as
+	// on the measured command lines.
+	Profiling bool
 }
 
 func (o Options) withDefaults() Options {
@@ -185,7 +189,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 
 	// kube-apiserver
 	t = time.Now()
-	api, err := c.start("kube-apiserver", opts.Binaries.APIServer, apiserverArgs(c.pki, etcdURL, apiPort, filepath.Join(c.RunDir, "apiserver-certs"), opts.NodeIP))
+	api, err := c.start("kube-apiserver", opts.Binaries.APIServer, apiserverArgs(c.pki, etcdURL, apiPort, filepath.Join(c.RunDir, "apiserver-certs"), opts.NodeIP, opts.Profiling))
 	if err != nil {
 		return nil, err
 	}

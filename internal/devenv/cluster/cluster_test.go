@@ -44,7 +44,7 @@ func TestArgsBindLoopbackOnly(t *testing.T) {
 	p := &pki{CAFile: "ca", CertFile: "crt", KeyFile: "key", SAKeyFile: "sa", TokensFile: "tok"}
 	all := map[string][]string{
 		"etcd":               etcdArgs("/d", 1, 2),
-		"kube-apiserver":     apiserverArgs(p, "http://127.0.0.1:1", 3, "/c", ""),
+		"kube-apiserver":     apiserverArgs(p, "http://127.0.0.1:1", 3, "/c", "", false),
 		"kube-scheduler":     schedulerArgs("k", 4, "/c"),
 		"controller-manager": controllerManagerArgs("k", p, 5, "/c"),
 		"kwok":               kwokArgs("k", []string{"a.yaml", "b.yaml"}, 6),
@@ -64,6 +64,8 @@ func TestArgsBindLoopbackOnly(t *testing.T) {
 	}
 	assert.Contains(t, all["etcd"], "--unsafe-no-fsync")
 	assert.Contains(t, all["kube-apiserver"], "--watch-cache=false")
+	assert.Contains(t, all["kube-apiserver"], "--profiling=false")
+	assert.Contains(t, apiserverArgs(p, "http://127.0.0.1:1", 3, "/c", "", true), "--profiling=true", "Options.Profiling")
 	assert.Contains(t, all["kube-apiserver"], "--service-account-signing-key-file=sa")
 	assert.Contains(t, all["controller-manager"], "--service-account-private-key-file=sa")
 	assert.Equal(t, 2, strings.Count(strings.Join(all["kwok"], " "), "--config="), "one --config per Stage file")
@@ -76,10 +78,10 @@ func TestArgsBindLoopbackOnly(t *testing.T) {
 // service-account tokens. Without one, no pod can mount a token.
 func TestAPIServerArgsWithRealNode(t *testing.T) {
 	p := &pki{CAFile: "ca", CertFile: "crt", KeyFile: "key", SAKeyFile: "sa", TokensFile: "tok", KubeletClientCert: "kc", KubeletClientKey: "kk"}
-	without := apiserverArgs(p, "http://127.0.0.1:1", 3, "/c", "")
+	without := apiserverArgs(p, "http://127.0.0.1:1", 3, "/c", "", false)
 	assert.Contains(t, without, "--disable-admission-plugins=ServiceAccount")
 	assert.Contains(t, without, "--endpoint-reconciler-type=none")
-	with := apiserverArgs(p, "http://127.0.0.1:1", 3, "/c", "10.244.0.1")
+	with := apiserverArgs(p, "http://127.0.0.1:1", 3, "/c", "10.244.0.1", false)
 	assert.NotContains(t, with, "--disable-admission-plugins=ServiceAccount")
 	assert.Contains(t, with, "--advertise-address=10.244.0.1")
 	assert.Contains(t, with, "--bind-address=0.0.0.0")
