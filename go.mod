@@ -14,7 +14,10 @@ require (
 
 require github.com/go-json-experiment/json v1.27.2
 
-require github.com/goccy/go-json v0.12.0
+require (
+	github.com/goccy/go-json v0.12.0
+	github.com/google/pprof v0.0.0-20260115054156-294ebfa9ad83
+)
 
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect

@@ -37,7 +37,9 @@
 // the call is the API server's encoding and patching and the HTTPS round
 // trip), and the load average before and after (a shared machine's
 // numbers vary with it). Pod create → Ready on a real node is not
-// measured here.
+// measured here. With -apiserver-profiles the local API server serves
+// /debug/pprof, and the tool writes its CPU profile of each rate and path,
+// pooled over the rounds, for `go tool pprof -diff_base`.
 //
 //	make build && bin/berth-admission-load -rates 100,500 -duration 40s -rounds 4
 package main
@@ -97,6 +99,7 @@ func main() {
 	rounds := flag.Int("rounds", 4, "rounds each rate's duration is split into; each round runs every path once, starting one path later than the round before")
 	workers := flag.Int("workers", 64, "concurrent creates in flight at most")
 	keep := flag.Bool("keep", false, "keep the run folder (component logs) after exit")
+	profiles := flag.String("apiserver-profiles", "", "write the API server's CPU profile of each rate and path, pooled over the rounds, into this folder (the local API server then serves /debug/pprof)")
 	serveNoopDir := flag.String("serve-noop", "", "internal: serve the no-op webhook with the certificate in this directory")
 	flag.Parse()
 	if *serveNoopDir != "" {
@@ -121,13 +124,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "berth-admission-load: -rounds %d: each round must run each path for 1s at least (-duration %s)\n", *rounds, *duration)
 		os.Exit(2)
 	}
-	if err := run(ctx, rs, *duration, *rounds, *workers, *keep); err != nil {
+	if err := run(ctx, rs, *duration, *rounds, *workers, *keep, *profiles); err != nil {
 		fmt.Fprintln(os.Stderr, "berth-admission-load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, rates []int, duration time.Duration, rounds, workers int, keep bool) error {
+func run(ctx context.Context, rates []int, duration time.Duration, rounds, workers int, keep bool, profiles string) error {
 	bin, err := devenv.FindComponent("berth-webhook")
 	if err != nil {
 		return err
@@ -139,7 +142,7 @@ func run(ctx context.Context, rates []int, duration time.Duration, rounds, worke
 		Fleet: &fleet.Fleet{Zones: []string{"us-west-2a"}, Pools: []fleet.Pool{{
 			Name: "load", Count: 1, Allocatable: map[string]string{"cpu": "64", "memory": "256Gi", "pods": "110"},
 		}}},
-		KeepRunDir: keep, Log: os.Stderr,
+		KeepRunDir: keep, Log: os.Stderr, APIServerProfiling: profiles != "",
 	})
 	if err != nil {
 		return err
@@ -172,23 +175,28 @@ func run(ctx context.Context, rates []int, duration time.Duration, rounds, worke
 	}
 	fmt.Printf("load average before: %s\n", loadavg())
 	fmt.Printf("%6s %-9s %7s %7s %10s %10s %8s\n", "rate", "path", "sent", "errors", "p50", "p99", "rps")
-	procs := measured(env, wh, noop)
+	m := measure{procs: measured(env, wh, noop), probeURL: wh.ProbeURL, prof: &profiler{dir: profiles, kube: kube}}
 	for _, rate := range rates {
-		res, handled, err := measureRate(ctx, kube, measure{procs: procs, probeURL: wh.ProbeURL}, paths, rate, duration, rounds, workers)
+		res, handled, err := measureRate(ctx, kube, m, paths, rate, duration, rounds, workers)
 		if err != nil {
 			return err
 		}
 		report(rate, paths, res, handled)
+		if err := m.prof.write(rate, paths); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("load average after: %s\n", loadavg())
 	return nil
 }
 
-// measure is where a phase's costs are read: the processes' CPU time and
-// berth-webhook's metrics.
+// measure is where a phase's costs are read: the processes' CPU time,
+// berth-webhook's metrics and, with -apiserver-profiles, the API server's
+// CPU profile.
 type measure struct {
 	procs    procSet
 	probeURL string
+	prof     *profiler
 }
 
 // measureRate runs every path at rate for duration in all, in rounds of
@@ -222,11 +230,15 @@ func runPath(ctx context.Context, kube kubernetes.Interface, m measure, p podPat
 		hBefore = scrapeHandler(m.probeURL)
 	}
 	cpu0 := m.procs.cpu()
+	profiled := m.prof.during(ctx, d)
 	r, err := phase(ctx, kube, p, rate, d, workers)
 	if err != nil {
 		return nil, handled, err
 	}
 	r.cpu = m.procs.cpu().minus(cpu0)
+	if err := profiled(p.name); err != nil {
+		return nil, handled, err
+	}
 	if p.webhook != "" {
 		r.calls = scrapeWebhookCalls(ctx, kube, p.webhook).minus(before)
 	}
