@@ -36,7 +36,9 @@
 // of mutate-pods, from the decoded request to the decision: the rest of
 // the call is the API server's encoding and patching and the HTTPS round
 // trip), and the load average before and after (a shared machine's
-// numbers vary with it). Pod create → Ready on a real node is not
+// numbers vary with it), and the stalls one spinning thread sees in 5 s
+// before and after (loadrun.MeasureStalls: the floor under any p99
+// measured on the machine). Pod create → Ready on a real node is not
 // measured here. With -apiserver-profiles the local API server serves
 // /debug/pprof, and the tool writes its CPU profile of each rate and path,
 // pooled over the rounds, for `go tool pprof -diff_base`.
@@ -89,6 +91,9 @@ const (
 	fieldOwner  = "berth-admission-load"
 	noScheduler = "berth-admission-load-none"
 	maxRate     = 2000
+	// stallSpin is how long the machine's stalls are measured before and
+	// after the run (loadrun.MeasureStalls): the floor under its p99s.
+	stallSpin = 5 * time.Second
 )
 
 func main() {
@@ -174,6 +179,7 @@ func run(ctx context.Context, rates []int, duration time.Duration, rounds, worke
 		{"with", func(name string) *corev1.Pod { return podFor(svc, name, true) }, podWebhook},
 	}
 	fmt.Printf("load average before: %s\n", loadavg())
+	fmt.Printf("stalls before: %s\n", loadrun.MeasureStalls(stallSpin, time.Millisecond, time.Now))
 	fmt.Printf("%6s %-9s %7s %7s %10s %10s %8s\n", "rate", "path", "sent", "errors", "p50", "p99", "rps")
 	m := measure{procs: measured(env, wh, noop), probeURL: wh.ProbeURL, prof: &profiler{dir: profiles, kube: kube}}
 	for _, rate := range rates {
@@ -187,6 +193,7 @@ func run(ctx context.Context, rates []int, duration time.Duration, rounds, worke
 		}
 	}
 	fmt.Printf("load average after: %s\n", loadavg())
+	fmt.Printf("stalls after: %s\n", loadrun.MeasureStalls(stallSpin, time.Millisecond, time.Now))
 	return nil
 }
 

@@ -1,7 +1,7 @@
 // Package loadrun is the driving half shared by berth's load tools
 // (berth-load, berth-admission-load): an open-loop sender at a fixed rate,
-// the results of its phases, pooled over rounds, and the order of the
-// paths in each round.
+// the results of its phases, pooled over rounds, the order of the paths in
+// each round, and the stalls of the machine they run on.
 //
 // Rules:
 //   - Open loop: a request's latency runs from its scheduled time, not from
@@ -11,6 +11,8 @@
 //     path later than the one before (RoundOrder), and pooled (Merge): a
 //     machine that gets busier or quieter during a run weighs on every path
 //     alike, and no path always runs first or last.
+//   - A tail is reported with its machine's floor: the stalls a spinning
+//     thread sees there (MeasureStalls), which no request can avoid.
 package loadrun
 
 import (
