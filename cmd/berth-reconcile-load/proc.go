@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/berthdev/berth/internal/devenv/cluster"
+	"github.com/berthdev/berth/internal/procstat"
 )
 
 // Series of the reconciler's /metrics the report uses.
@@ -22,56 +22,20 @@ const (
 	metricErrors = "berth_reconciler_reconcile_errors_total"
 )
 
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
-// 100 on every Linux architecture Go supports.
-const clockTicks = 100
-
 // procSample is a process's CPU seconds (user+system) and memory.
 type procSample struct {
 	cpu            float64
 	rssKiB, hwmKiB int64 // VmRSS, VmHWM (peak RSS)
 }
 
-// readProc reads /proc/<pid>/stat and /proc/<pid>/status.
+// readProc reads /proc/<pid>/stat and /proc/<pid>/status (procstat).
 func readProc(pid int) (procSample, error) {
-	var s procSample
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	cpu, err := procstat.CPU(pid)
 	if err != nil {
-		return s, err
+		return procSample{}, err
 	}
-	// The command name, in parentheses, may hold spaces: fields count from
-	// after its closing parenthesis, where field 3 (state) is [0].
-	rest := string(stat)
-	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return s, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
-	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
-	if err1 != nil || err2 != nil {
-		return s, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
-	}
-	s.cpu = float64(utime+stime) / clockTicks
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return s, err
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
-			continue
-		}
-		kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		if k == "VmRSS" {
-			s.rssKiB = kib
-		} else {
-			s.hwmKiB = kib
-		}
-	}
-	return s, nil
+	m, err := procstat.Memory(pid)
+	return procSample{cpu: cpu.Seconds(), rssKiB: m.RSS / 1024, hwmKiB: m.Peak / 1024}, err
 }
 
 // recMetrics scrapes the reconciler's /metrics (its ProbeURL): every
@@ -188,17 +152,13 @@ func total(m map[string]float64) float64 {
 	return t
 }
 
-// loadAvg is the first three fields of /proc/loadavg.
+// loadAvg is the first three fields of /proc/loadavg, or "unknown".
 func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
+	l, err := procstat.LoadAvg()
 	if err != nil {
 		return "unknown"
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
+	return l.String()
 }
 
 func clusterServiceCIDR() string { return cluster.ServiceCIDR }
