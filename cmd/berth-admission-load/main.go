@@ -77,6 +77,7 @@ import (
 	"github.com/berthdev/berth/internal/fleet"
 	"github.com/berthdev/berth/internal/loadrun"
 	"github.com/berthdev/berth/internal/loadwebhook"
+	"github.com/berthdev/berth/internal/procstat"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/pin"
 )
@@ -450,12 +451,13 @@ func phase(ctx context.Context, kube kubernetes.Interface, p podPath, rate int, 
 	return &result{Result: r}, ctx.Err()
 }
 
+// loadavg is the first three fields of /proc/loadavg, or "unknown".
 func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
+	l, err := procstat.LoadAvg()
 	if err != nil {
 		return "unknown"
 	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
+	return l.String()
 }
 
 func progress(format string, args ...any) {
@@ -630,27 +632,14 @@ func (a cpuTimes) minus(b cpuTimes) cpuTimes {
 	return out
 }
 
-// cpuSeconds is a process's utime+stime (/proc/<pid>/stat, 100 ticks a
-// second); -1 when it cannot be read.
+// cpuSeconds is a process's utime+stime in seconds (procstat.CPU); -1
+// when it cannot be read.
 func cpuSeconds(pid int) float64 {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	cpu, err := procstat.CPU(pid)
 	if err != nil {
 		return -1
 	}
-	rest := string(stat)
-	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return -1
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return -1
-	}
-	return float64(u+st) / 100
+	return cpu.Seconds()
 }
 
 // perCreate is each measured process's CPU time during a phase divided by
