@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"sort"
-	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/procstat"
 	"github.com/berthdev/berth/selection"
 )
 
@@ -290,20 +289,15 @@ func (r *report) print(w io.Writer) {
 	}
 }
 
-// reconcilerRSS reads the reconciler's resident memory from /proc.
+// reconcilerRSS is the reconciler's VmRSS ("1968 kB"), or "unknown".
 func (l *load) reconcilerRSS() string {
 	p := l.rec.Process.Process()
 	if p == nil {
 		return "unknown"
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
+	m, err := procstat.Memory(p.PID())
 	if err != nil {
 		return "unknown"
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
+	return fmt.Sprintf("%d kB", m.RSS/1024) // as /proc/<pid>/status writes it
 }

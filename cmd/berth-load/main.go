@@ -21,12 +21,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"runtime"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,7 @@ import (
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
 	"github.com/berthdev/berth/internal/loadrun"
 	"github.com/berthdev/berth/internal/loadwebhook"
+	"github.com/berthdev/berth/internal/procstat"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/webhook/server"
 )
@@ -189,16 +191,16 @@ func podReview() ([]byte, error) {
 // us is d rounded to the microsecond, for printing.
 func us(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
 
-// rss reads a process's resident set size from /proc.
+// rss is a process's VmRSS as /proc/<pid>/status writes it ("1968 kB"):
+// "unknown (why)" when the file cannot be read, "unknown" when it has no
+// VmRSS (procstat.Memory).
 func rss(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
+	m, err := procstat.Memory(pid)
+	if _, unread := errors.AsType[*fs.PathError](err); unread {
 		return "unknown (" + err.Error() + ")"
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			return strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:"))
-		}
+	if err != nil {
+		return "unknown"
 	}
-	return "unknown"
+	return fmt.Sprintf("%d kB", m.RSS/1024)
 }
