@@ -639,7 +639,7 @@ func cpuSeconds(pid int) float64 {
 	if err != nil {
 		return -1
 	}
-	return cpu.Seconds()
+	return float64(cpu) / float64(time.Second) // ticks/100 to the bit, where Seconds can be an ulp off
 }
 
 // perCreate is each measured process's CPU time during a phase divided by

@@ -35,7 +35,8 @@ func readProc(pid int) (procSample, error) {
 		return procSample{}, err
 	}
 	m, err := procstat.Memory(pid)
-	return procSample{cpu: cpu.Seconds(), rssKiB: m.RSS / 1024, hwmKiB: m.Peak / 1024}, err
+	secs := float64(cpu) / float64(time.Second) // ticks/100 to the bit, where Seconds can be an ulp off
+	return procSample{cpu: secs, rssKiB: m.RSS / 1024, hwmKiB: m.Peak / 1024}, err
 }
 
 // recMetrics scrapes the reconciler's /metrics (its ProbeURL): every
