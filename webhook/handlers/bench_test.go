@@ -62,6 +62,20 @@ func BenchmarkPodAdmissionReviewCodec(b *testing.B) {
 }
 
 func benchReview(b *testing.B, decide admission.Func, patched bool) {
+	serve := reviewServer(b, decide, patched)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for i := 0; i < b.N; i++ {
+		serve()
+	}
+	reportCPU(b, cpu)
+}
+
+// reviewServer serves the captured AdmissionReview body to decide as
+// berth-webhook's admission.Handler does, once to check the answer, and
+// returns the call to repeat.
+func reviewServer(b *testing.B, decide admission.Func, patched bool) (serve func()) {
 	body := capturedReview(b)
 	srv := &admission.Handler{Name: "mutate-pods", Decide: decide, Observer: metrics.New()}
 	header := http.Header{"Content-Type": []string{"application/json"}}
@@ -70,7 +84,7 @@ func benchReview(b *testing.B, decide admission.Func, patched bool) {
 	r := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/mutate/pods"}, Header: header,
 		ContentLength: int64(len(body)), Body: io.NopCloser(rd)}
 	r = r.WithContext(ctx)
-	serve := func() {
+	serve = func() {
 		rd.Reset(body)
 		w.body = w.body[:0]
 		srv.ServeHTTP(w, r)
@@ -80,13 +94,7 @@ func benchReview(b *testing.B, decide admission.Func, patched bool) {
 	if err := json.Unmarshal(w.body, &out); err != nil || out.Response == nil || !out.Response.Allowed || (len(out.Response.Patch) > 0) != patched {
 		b.Fatalf("not the expected answer (%v): %s", err, w.body)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := processCPU()
-	for i := 0; i < b.N; i++ {
-		serve()
-	}
-	reportCPU(b, cpu)
+	return serve
 }
 
 // bodyWriter is the http.ResponseWriter of BenchmarkPodAdmissionReview:
