@@ -47,10 +47,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -78,6 +78,7 @@ import (
 	"github.com/berthdev/berth/internal/loadrun"
 	"github.com/berthdev/berth/internal/loadwebhook"
 	"github.com/berthdev/berth/internal/procstat"
+	"github.com/berthdev/berth/internal/promtext"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/pin"
 )
@@ -235,7 +236,7 @@ func runPath(ctx context.Context, kube kubernetes.Interface, m measure, p podPat
 		before = scrapeWebhookCalls(ctx, kube, p.webhook)
 	}
 	if p.webhook == podWebhook {
-		hBefore = scrapeHandler(m.probeURL)
+		hBefore = scrapeHandler(ctx, m.probeURL)
 	}
 	cpu0 := m.procs.cpu()
 	profiled := m.prof.during(ctx, d)
@@ -251,7 +252,7 @@ func runPath(ctx context.Context, kube kubernetes.Interface, m measure, p podPat
 		r.calls = scrapeWebhookCalls(ctx, kube, p.webhook).minus(before)
 	}
 	if p.webhook == podWebhook {
-		handled = scrapeHandler(m.probeURL).minus(hBefore)
+		handled = scrapeHandler(ctx, m.probeURL).minus(hBefore)
 	}
 	return r, handled, clean(ctx, kube)
 }
@@ -484,29 +485,12 @@ const podWebhook = "pods.mutate.ome.io"
 // scrapeWebhookCalls reads the API server's /metrics for the webhook
 // named name; zero when it cannot.
 func scrapeWebhookCalls(ctx context.Context, kube kubernetes.Interface, name string) webhookCalls {
-	label := `name="` + name + `"`
 	raw, err := kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return webhookCalls{}
+	var f promtext.Families
+	if err == nil {
+		f, err = promtext.Parse(bytes.NewReader(raw))
 	}
-	var w webhookCalls
-	for _, l := range strings.Split(string(raw), "\n") {
-		if !strings.Contains(l, label) || !strings.HasPrefix(l, "apiserver_admission_webhook_admission_duration_seconds_") {
-			continue
-		}
-		f := strings.Fields(l)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(l, "apiserver_admission_webhook_admission_duration_seconds_sum"):
-			w.sum += v
-		case strings.HasPrefix(l, "apiserver_admission_webhook_admission_duration_seconds_count"):
-			w.count += v
-		}
-	}
-	return w
+	return callsIn(f, err, "apiserver_admission_webhook_admission_duration_seconds", promtext.Labels{"name": name})
 }
 
 // report prints one rate's rows: each path, the differences, the API
@@ -553,35 +537,22 @@ func (a webhookCalls) mean() time.Duration {
 
 // scrapeHandler reads berth_admission_duration_seconds of the pod handler
 // from the webhook's /metrics (probeURL); zero when it cannot.
-func scrapeHandler(probeURL string) webhookCalls {
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(probeURL + "/metrics")
+func scrapeHandler(ctx context.Context, probeURL string) webhookCalls {
+	f, err := promtext.Scrape(ctx, &http.Client{Timeout: 5 * time.Second}, probeURL+"/metrics")
+	return callsIn(f, err, "berth_admission_duration_seconds", promtext.Labels{"handler": "mutate-pods"})
+}
+
+// callsIn is histogram name of a scrape, summed over the series that
+// match; zero when the scrape failed (err) or name is no histogram.
+func callsIn(f promtext.Families, err error, name string, match promtext.Labels) webhookCalls {
 	if err != nil {
 		return webhookCalls{}
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	h, err := f.Histogram(name, match)
 	if err != nil {
 		return webhookCalls{}
 	}
-	var w webhookCalls
-	for _, l := range strings.Split(string(raw), "\n") {
-		if !strings.Contains(l, `handler="mutate-pods"`) {
-			continue
-		}
-		f := strings.Fields(l)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(l, "berth_admission_duration_seconds_sum"):
-			w.sum += v
-		case strings.HasPrefix(l, "berth_admission_duration_seconds_count"):
-			w.count += v
-		}
-	}
-	return w
+	return webhookCalls{sum: h.Sum, count: h.Count}
 }
 
 // procSet are the processes whose CPU time each phase measures: the API

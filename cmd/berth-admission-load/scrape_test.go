@@ -1,0 +1,52 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/berthdev/berth/internal/promtext"
+)
+
+// webhookMetrics is a piece of berth-webhook's /metrics (buckets cut
+// short): the pod handler's histogram next to another handler's, and a
+// counter that carries handler="mutate-pods" too.
+const webhookMetrics = `# HELP berth_admission_duration_seconds Time to decide an admission request, body decoding included.
+# TYPE berth_admission_duration_seconds histogram
+berth_admission_duration_seconds_bucket{handler="mutate-pods",le="0.0005"} 70
+berth_admission_duration_seconds_bucket{handler="mutate-pods",le="+Inf"} 80
+berth_admission_duration_seconds_sum{handler="mutate-pods"} 0.02888
+berth_admission_duration_seconds_count{handler="mutate-pods"} 80
+berth_admission_duration_seconds_bucket{handler="validate-profiles",le="+Inf"} 1
+berth_admission_duration_seconds_sum{handler="validate-profiles"} 0.001
+berth_admission_duration_seconds_count{handler="validate-profiles"} 1
+# HELP berth_admission_requests_total Admission requests by handler, operation and result (allowed, patched, denied, malformed).
+# TYPE berth_admission_requests_total counter
+berth_admission_requests_total{handler="mutate-pods",operation="CREATE",result="patched"} 80
+`
+
+// callsIn is the pod handler's histogram alone, and zero for a failed
+// scrape or a metric that is no histogram, as the report expects.
+func TestCallsIn(t *testing.T) {
+	f, err := promtext.Parse(strings.NewReader(webhookMetrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := promtext.Labels{"handler": "mutate-pods"}
+	for _, tc := range []struct {
+		what string
+		f    promtext.Families
+		err  error
+		name string
+		want webhookCalls
+	}{
+		{"the pod handler", f, nil, "berth_admission_duration_seconds", webhookCalls{sum: 0.02888, count: 80}},
+		{"a failed scrape", nil, errors.New("connection refused"), "berth_admission_duration_seconds", webhookCalls{}},
+		{"a counter", f, nil, "berth_admission_requests_total", webhookCalls{}},
+		{"an absent metric", f, nil, "apiserver_admission_webhook_admission_duration_seconds", webhookCalls{}},
+	} {
+		if got := callsIn(tc.f, tc.err, tc.name, pods); got != tc.want {
+			t.Errorf("%s: callsIn = %+v, want %+v", tc.what, got, tc.want)
+		}
+	}
+}
