@@ -103,7 +103,7 @@ func (l *load) createRun(ctx context.Context, path, ns string, n int) (createRun
 		return r, err
 	}
 	defer tr.stop()
-	before, _ := l.recWrites()
+	before, _ := l.recMetrics(ctx)
 	calls0, secs0, _ := l.webhookCalls(ctx)
 	start := time.Now()
 	if path == pathRaw {
@@ -121,8 +121,8 @@ func (l *load) createRun(ctx context.Context, path, ns string, n int) (createRun
 		return r, err
 	}
 	r.first, r.created, r.running = tr.nthCreated(1).Sub(start), tr.nthCreated(n).Sub(start), tr.nthRunning(n).Sub(start)
-	if after, err := l.recWrites(); err == nil && path == pathReconciler {
-		r.writes = after["create pods"] - before["create pods"]
+	if after, err := l.recMetrics(ctx); err == nil && path == pathReconciler {
+		r.writes = after.writes["create pods"] - before.writes["create pods"]
 	}
 	if calls1, secs1, err := l.webhookCalls(ctx); err == nil && calls1 > calls0 {
 		r.webhook = time.Duration((secs1 - secs0) / (calls1 - calls0) * float64(time.Second))

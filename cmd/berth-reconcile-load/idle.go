@@ -57,7 +57,7 @@ func (l *load) idlePhase(ctx context.Context) (*idleRun, error) {
 	defer tr.stop()
 	pid := l.rec.Process.Process().PID()
 	cpu0, _ := readProc(pid)
-	m0, err := l.recMetrics()
+	m0, err := l.recMetrics(ctx)
 	if err != nil {
 		return r, err
 	}
@@ -77,8 +77,8 @@ func (l *load) idlePhase(ctx context.Context) (*idleRun, error) {
 	}
 	cpu1, _ := readProc(pid)
 	r.buildCPU = cpu1.cpu - cpu0.cpu
-	if m1, err := l.recMetrics(); err == nil {
-		r.buildWrites, r.buildErrors = diff(writesOf(m1), writesOf(m0)), m1[metricErrors]-m0[metricErrors]
+	if m1, err := l.recMetrics(ctx); err == nil {
+		r.buildWrites, r.buildErrors = diff(m1.writes, m0.writes), m1.errors-m0.errors
 	}
 	return r, l.idleWindow(ctx, r)
 }
@@ -164,7 +164,7 @@ func describe(s *v1beta1.InferenceService) string {
 // for -settle, at most -wait. false: they never stopped changing.
 func (l *load) waitQuiet(ctx context.Context) (bool, error) {
 	start, changed := time.Now(), time.Now()
-	last, err := l.recWrites()
+	last, err := l.recMetrics(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -176,11 +176,11 @@ func (l *load) waitQuiet(ctx context.Context) (bool, error) {
 		if err := sleep(ctx, time.Second); err != nil {
 			return false, err
 		}
-		now, err := l.recWrites()
+		now, err := l.recMetrics(ctx)
 		if err != nil {
 			return false, err
 		}
-		if total(now) != total(last) {
+		if total(now.writes) != total(last.writes) {
 			last, changed = now, time.Now()
 		}
 	}
@@ -193,7 +193,7 @@ func (l *load) idleWindow(ctx context.Context, r *idleRun) error {
 	p := l.rec.Process
 	r.pid, r.window = p.Process().PID(), l.cfg.idleWindow
 	restarts := p.Restarts()
-	m0, err := l.recMetrics()
+	m0, err := l.recMetrics(ctx)
 	if err != nil {
 		return err
 	}
@@ -207,22 +207,22 @@ func (l *load) idleWindow(ctx context.Context, r *idleRun) error {
 		return err
 	}
 	s1, err := readProc(r.pid)
-	m1, merr := l.recMetrics()
+	m1, merr := l.recMetrics(ctx)
 	r.restarted = err != nil || p.Restarts() != restarts || p.Process().PID() != r.pid
 	if err != nil || merr != nil {
 		return fmt.Errorf("idle window: the reconciler (pid %d) cannot be read at the end: %v %v", r.pid, err, merr)
 	}
 	r.win = procSample{cpu: s1.cpu - s0.cpu, rssKiB: s1.rssKiB, hwmKiB: s1.hwmKiB}
-	r.heapInuse, r.goSys = m1["go_memstats_heap_inuse_bytes"], m1["go_memstats_sys_bytes"]
+	r.heapInuse, r.goSys = m1.heapInuse, m1.goSys
 	if l.cfg.heapProfile != "" {
 		if err := saveHeapProfile(l.cfg.pprofAddress, l.cfg.heapProfile); err != nil {
 			return fmt.Errorf("-heap-profile: %w", err)
 		}
 		progress("heap profile of berth-reconciler written to %s", l.cfg.heapProfile)
 	}
-	r.writes = diff(writesOf(m1), writesOf(m0))
-	r.syncs = m1[metricSyncs] - m0[metricSyncs]
-	r.errors = m1[metricErrors] - m0[metricErrors]
+	r.writes = diff(m1.writes, m0.writes)
+	r.syncs = m1.syncs - m0.syncs
+	r.errors = m1.errors - m0.errors
 	return nil
 }
 

@@ -1,26 +1,30 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/berthdev/berth/internal/devenv/cluster"
 	"github.com/berthdev/berth/internal/procstat"
+	"github.com/berthdev/berth/internal/promtext"
 )
 
-// Series of the reconciler's /metrics the report uses.
+// Metrics of the reconciler's /metrics the report uses.
 const (
 	metricWrites = "berth_reconciler_api_writes_total"
-	metricSyncs  = "berth_reconciler_reconcile_duration_seconds_count"
+	metricSyncs  = "berth_reconciler_reconcile_duration_seconds" // a histogram: reconciles are its count
 	metricErrors = "berth_reconciler_reconcile_errors_total"
+	metricHeap   = "go_memstats_heap_inuse_bytes"
+	metricSys    = "go_memstats_sys_bytes"
 )
+
+// metricWebhookCalls is the API server's histogram of its calls to
+// admission webhooks, by webhook (label name).
+const metricWebhookCalls = "apiserver_admission_webhook_admission_duration_seconds"
 
 // procSample is a process's CPU seconds (user+system) and memory.
 type procSample struct {
@@ -39,96 +43,51 @@ func readProc(pid int) (procSample, error) {
 	return procSample{cpu: secs, rssKiB: m.RSS / 1024, hwmKiB: m.Peak / 1024}, err
 }
 
-// recMetrics scrapes the reconciler's /metrics (its ProbeURL): every
-// series, keyed as exposed (name{labels}).
-func (l *load) recMetrics() (map[string]float64, error) {
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(l.rec.ProbeURL + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("GET %s/metrics: %s: %s", l.rec.ProbeURL, resp.Status, b)
-	}
-	return parseMetrics(resp.Body)
+// recSample is what the report reads of one scrape of the reconciler's
+// /metrics.
+type recSample struct {
+	writes           map[string]float64 // berth_reconciler_api_writes_total by "verb resource": "create pods"
+	syncs, errors    float64            // reconciles (metricSyncs' count) and those that failed
+	heapInuse, goSys float64            // bytes of the Go heap in use and from the OS
 }
 
-// parseMetrics reads the Prometheus text format: every series, keyed as
-// exposed (name{labels}).
-func parseMetrics(r io.Reader) (map[string]float64, error) {
-	out := map[string]float64{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			out[line[:i]] = v
-		}
+// recMetrics scrapes the reconciler's /metrics (its ProbeURL).
+func (l *load) recMetrics(ctx context.Context) (recSample, error) {
+	f, err := promtext.Scrape(ctx, &http.Client{Timeout: 5 * time.Second}, l.rec.ProbeURL+"/metrics")
+	if err != nil {
+		return recSample{}, err
 	}
-	return out, sc.Err()
+	return sampleOf(f)
+}
+
+// sampleOf picks the report's metrics out of a scrape of the reconciler.
+func sampleOf(f promtext.Families) (recSample, error) {
+	writes, errW := f.Series(metricWrites, nil)
+	syncs, errS := f.Histogram(metricSyncs, nil)
+	failed, errE := f.Value(metricErrors, nil)
+	heap, errH := f.Value(metricHeap, nil)
+	sys, errO := f.Value(metricSys, nil)
+	s := recSample{writes: map[string]float64{}, syncs: syncs.Count, errors: failed, heapInuse: heap, goSys: sys}
+	for _, w := range writes {
+		s.writes[w.Labels["verb"]+" "+w.Labels["resource"]] += w.Value
+	}
+	return s, errors.Join(errW, errS, errE, errH, errO)
 }
 
 // webhookCalls is the apiserver's count and total seconds of its calls to
-// berth's pod webhook (apiserver_admission_webhook_admission_duration_seconds
-// for pods.mutate.ome.io): the whole round trip a pod create waits for.
+// berth's pod webhook (metricWebhookCalls for pods.mutate.ome.io): the
+// whole round trip a pod create waits for.
 func (l *load) webhookCalls(ctx context.Context) (count, seconds float64, err error) {
 	raw, err := l.kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
-	m, err := parseMetrics(bytes.NewReader(raw))
-	for series, v := range m {
-		if !strings.Contains(series, `name="pods.mutate.ome.io"`) {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(series, "apiserver_admission_webhook_admission_duration_seconds_count{"):
-			count += v
-		case strings.HasPrefix(series, "apiserver_admission_webhook_admission_duration_seconds_sum{"):
-			seconds += v
-		}
+	f, err := promtext.Parse(bytes.NewReader(raw))
+	if err != nil {
+		return 0, 0, fmt.Errorf("the API server's /metrics: %w", err)
 	}
-	return count, seconds, err
-}
-
-// recWrites is the reconciler's write counters by "verb resource".
-func (l *load) recWrites() (map[string]float64, error) {
-	m, err := l.recMetrics()
-	return writesOf(m), err
-}
-
-// writesOf picks berth_reconciler_api_writes_total{resource="pods",verb="create"}
-// and the like out of a scrape, keyed "create pods".
-func writesOf(m map[string]float64) map[string]float64 {
-	out := map[string]float64{}
-	for series, v := range m {
-		labels, ok := strings.CutPrefix(series, metricWrites+"{")
-		if !ok {
-			continue
-		}
-		var verb, resource string
-		for _, kv := range strings.Split(strings.TrimSuffix(labels, "}"), ",") {
-			k, val, _ := strings.Cut(kv, "=")
-			val = strings.Trim(val, `"`)
-			switch k {
-			case "verb":
-				verb = val
-			case "resource":
-				resource = val
-			}
-		}
-		out[verb+" "+resource] += v
-	}
-	return out
+	h, err := f.Histogram(metricWebhookCalls, promtext.Labels{"name": "pods.mutate.ome.io"})
+	return h.Count, h.Sum, err
 }
 
 // diff is a-b per key, the keys of both.
