@@ -25,6 +25,8 @@ type createRun struct {
 	created time.Duration // until the N-th pod was seen
 	running time.Duration // until the N-th pod was seen Running
 	writes  float64       // pod creates the reconciler counted (reconciler path)
+	// writesErr is why writes could not be read (reconciler path).
+	writesErr error
 	// webhook is the apiserver's mean round trip to the pod webhook during
 	// the run (reconciler path); 0 when it made no call or was not read.
 	webhook time.Duration
@@ -103,8 +105,10 @@ func (l *load) createRun(ctx context.Context, path, ns string, n int) (createRun
 		return r, err
 	}
 	defer tr.stop()
-	before, _ := l.recMetrics(ctx)
-	calls0, secs0, _ := l.webhookCalls(ctx)
+	// A figure is reported only when both its reads succeed: one from a
+	// failed first read would count from the cluster's start.
+	before, recErr := l.recMetrics(ctx)
+	calls0, secs0, callsErr := l.webhookCalls(ctx)
 	start := time.Now()
 	if path == pathRaw {
 		err = l.rawLoop(ctx, ns, n)
@@ -121,10 +125,18 @@ func (l *load) createRun(ctx context.Context, path, ns string, n int) (createRun
 		return r, err
 	}
 	r.first, r.created, r.running = tr.nthCreated(1).Sub(start), tr.nthCreated(n).Sub(start), tr.nthRunning(n).Sub(start)
-	if after, err := l.recMetrics(ctx); err == nil && path == pathReconciler {
-		r.writes = after.writes["create pods"] - before.writes["create pods"]
+	if path == pathReconciler {
+		after, err := l.recMetrics(ctx)
+		switch {
+		case recErr != nil:
+			r.writesErr = fmt.Errorf("before the run: %w", recErr)
+		case err != nil:
+			r.writesErr = fmt.Errorf("after the run: %w", err)
+		default:
+			r.writes = after.writes["create pods"] - before.writes["create pods"]
+		}
 	}
-	if calls1, secs1, err := l.webhookCalls(ctx); err == nil && calls1 > calls0 {
+	if calls1, secs1, err := l.webhookCalls(ctx); err == nil && callsErr == nil && calls1 > calls0 {
 		r.webhook = time.Duration((secs1 - secs0) / (calls1 - calls0) * float64(time.Second))
 	}
 	return r, nil

@@ -69,7 +69,11 @@ func (r *report) printCreates(w io.Writer) {
 	fmt.Fprintln(w, "per create = \"N created\" / N. webhook call = the apiserver's mean round trip to pods.mutate.ome.io")
 	fmt.Fprintln(w, "during the run (apiserver_admission_webhook_admission_duration_seconds); the raw loop never calls it.")
 	for _, c := range r.creates {
-		if c.path == pathReconciler && c.writes != float64(c.n) {
+		switch {
+		case c.path != pathReconciler:
+		case c.writesErr != nil:
+			fmt.Fprintf(w, "NOTE: at N=%d the reconciler's pod creates could not be read: %v\n", c.n, c.writesErr)
+		case c.writes != float64(c.n):
 			fmt.Fprintf(w, "NOTE: at N=%d the reconciler counted %.0f pod creates.\n", c.n, c.writes)
 		}
 	}
