@@ -52,6 +52,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"os"
 	"os/signal"
@@ -603,12 +604,12 @@ func (a cpuTimes) minus(b cpuTimes) cpuTimes {
 	return out
 }
 
-// cpuSeconds is a process's utime+stime in seconds (procstat.CPU); -1
-// when it cannot be read.
+// cpuSeconds is a process's utime+stime in seconds (procstat.CPU); NaN
+// when it cannot be read, which every sum and difference it enters keeps.
 func cpuSeconds(pid int) float64 {
 	cpu, err := procstat.CPU(pid)
 	if err != nil {
-		return -1
+		return math.NaN()
 	}
 	return float64(cpu) / float64(time.Second) // ticks/100 to the bit, where Seconds can be an ulp off
 }
@@ -618,6 +619,10 @@ func cpuSeconds(pid int) float64 {
 func perCreate(r *result) string {
 	var b strings.Builder
 	for i, secs := range r.cpu.secs {
+		if math.IsNaN(secs) {
+			fmt.Fprintf(&b, " %s unknown", r.cpu.names[i])
+			continue
+		}
 		fmt.Fprintf(&b, " %s %s", r.cpu.names[i], time.Duration(secs/float64(max(r.Sent, 1))*float64(time.Second)).Round(time.Microsecond))
 	}
 	return b.String()

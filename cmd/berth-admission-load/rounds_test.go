@@ -24,3 +24,24 @@ func TestResultMergePoolsCosts(t *testing.T) {
 		t.Errorf("calls %+v, cpu %v; want {0.75 4}, [0.75]", got.calls, got.cpu.secs)
 	}
 }
+
+// A process whose CPU time could not be read in one round is unknown for
+// the whole path, never a figure short by that round (or off by the -1
+// that once stood for it).
+func TestPerCreateUnreadableCPUIsUnknown(t *testing.T) {
+	ms := time.Millisecond
+	round := func(apiserver float64) *result {
+		return &result{Result: &loadrun.Result{Latencies: []time.Duration{ms}, Sent: 100},
+			cpu: cpuTimes{names: []string{"kube-apiserver", "etcd"}, secs: []float64{apiserver, 0.1}}}
+	}
+	start, end := cpuTimes{names: []string{"kube-apiserver", "etcd"}, secs: []float64{cpuSeconds(-1), 1}}, cpuTimes{names: []string{"kube-apiserver", "etcd"}, secs: []float64{2, 1.1}}
+	unreadable := round(0.5)
+	unreadable.cpu = end.minus(start)
+	got := perCreate((*result)(nil).merge(round(0.5)).merge(unreadable))
+	if want := " kube-apiserver unknown etcd 1ms"; got != want {
+		t.Errorf("perCreate = %q, want %q", got, want)
+	}
+	if got, want := perCreate(round(0.5)), " kube-apiserver 5ms etcd 1ms"; got != want {
+		t.Errorf("perCreate = %q, want %q", got, want)
+	}
+}
