@@ -20,12 +20,10 @@ package e2e
 // own (unique) name, so tests running in parallel never see each other's.
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +40,7 @@ import (
 	"github.com/berthdev/berth/api/client/clientset/versioned"
 	v1alpha1 "github.com/berthdev/berth/api/policy/v1alpha1"
 	v1beta1 "github.com/berthdev/berth/api/v1beta1"
+	"github.com/berthdev/berth/internal/promtext"
 )
 
 // ---------------------------------------------------------------------------
@@ -178,27 +177,11 @@ func admitted(_ *v1beta1.InferenceService, err error, _ []string) bool { return 
 // action from the webhook's /metrics (0 when absent).
 func policyMetric(t *testing.T, policyName, action string) float64 {
 	t.Helper()
-	ctx := ctxT(t, apiTimeout)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, webhook.ProbeURL+"/metrics", nil)
+	m, err := promtext.Scrape(ctxT(t, apiTimeout), http.DefaultClient, webhook.ProbeURL+"/metrics")
 	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
+	v, err := m.Value("berth_policy_violations_total", promtext.Labels{"policy": policyName, "action": action})
 	require.NoError(t, err)
-	defer resp.Body.Close()
-	var total float64
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "berth_policy_violations_total{") ||
-			!strings.Contains(line, `policy="`+policyName+`"`) || !strings.Contains(line, `action="`+action+`"`) {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		require.NoError(t, err, line)
-		total += v
-	}
-	require.NoError(t, sc.Err())
-	return total
+	return v
 }
 
 // gpuRuntime is a test-only runtime of one GPU per pod that may run only
