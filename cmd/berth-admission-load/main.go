@@ -470,7 +470,16 @@ func ptr[T any](v T) *T { return &v }
 
 // webhookCalls is the API server's apiserver_admission_webhook_admission_duration_seconds
 // for berth's pod webhook: how many calls and their total seconds.
+// webhookCalls is a histogram's count and sum of seconds; NaN in both
+// when it could not be read, which every sum and difference keeps.
 type webhookCalls struct{ sum, count float64 }
+
+// unread is the webhookCalls of a scrape that failed.
+var unread = webhookCalls{math.NaN(), math.NaN()}
+
+// known tells whether the calls were read (every scrape they came from
+// succeeded).
+func (a webhookCalls) known() bool { return !math.IsNaN(a.count) }
 
 func (a webhookCalls) minus(b webhookCalls) webhookCalls {
 	return webhookCalls{a.sum - b.sum, a.count - b.count}
@@ -484,7 +493,7 @@ func (a webhookCalls) plus(b webhookCalls) webhookCalls {
 const podWebhook = "pods.mutate.ome.io"
 
 // scrapeWebhookCalls reads the API server's /metrics for the webhook
-// named name; zero when it cannot.
+// named name; unread when it cannot.
 func scrapeWebhookCalls(ctx context.Context, kube kubernetes.Interface, name string) webhookCalls {
 	raw, err := kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	var f promtext.Families
@@ -518,11 +527,17 @@ func report(rate int, paths []podPath, res []*result, handled webhookCalls) {
 		fmt.Printf("%6d %-9s CPU per create:%s\n", rate, p.name, perCreate(res[i]))
 	}
 	for i, p := range paths {
-		if c := res[i].calls; c.count > 0 {
+		switch c := res[i].calls; {
+		case !c.known():
+			fmt.Printf("%6d %-9s the API server's calls to %s: unknown (its /metrics could not be read)\n", rate, p.name, p.webhook)
+		case c.count > 0:
 			fmt.Printf("%6d %-9s the API server's calls to %s: %d, mean %s\n", rate, p.name, p.webhook, int(c.count), c.mean())
 		}
 	}
-	if handled.count > 0 {
+	switch {
+	case !handled.known():
+		fmt.Printf("%6d %-9s berth-webhook's time in its pod handler: unknown (its /metrics could not be read)\n", rate, "")
+	case handled.count > 0:
 		fmt.Printf("%6d %-9s berth-webhook's time in its pod handler: %d admissions, mean %s\n", rate, "", int(handled.count), handled.mean())
 	}
 	for i, r := range res {
@@ -537,21 +552,22 @@ func (a webhookCalls) mean() time.Duration {
 }
 
 // scrapeHandler reads berth_admission_duration_seconds of the pod handler
-// from the webhook's /metrics (probeURL); zero when it cannot.
+// from the webhook's /metrics (probeURL); unread when it cannot.
 func scrapeHandler(ctx context.Context, probeURL string) webhookCalls {
 	f, err := promtext.Scrape(ctx, &http.Client{Timeout: 5 * time.Second}, probeURL+"/metrics")
 	return callsIn(f, err, "berth_admission_duration_seconds", promtext.Labels{"handler": "mutate-pods"})
 }
 
 // callsIn is histogram name of a scrape, summed over the series that
-// match; zero when the scrape failed (err) or name is no histogram.
+// match: zero when it has none yet, unread when the scrape failed (err)
+// or name is no histogram.
 func callsIn(f promtext.Families, err error, name string, match promtext.Labels) webhookCalls {
 	if err != nil {
-		return webhookCalls{}
+		return unread
 	}
 	h, err := f.Histogram(name, match)
 	if err != nil {
-		return webhookCalls{}
+		return unread
 	}
 	return webhookCalls{sum: h.Sum, count: h.Count}
 }
