@@ -468,10 +468,10 @@ func progress(format string, args ...any) {
 
 func ptr[T any](v T) *T { return &v }
 
-// webhookCalls is the API server's apiserver_admission_webhook_admission_duration_seconds
-// for berth's pod webhook: how many calls and their total seconds.
-// webhookCalls is a histogram's count and sum of seconds; NaN in both
-// when it could not be read, which every sum and difference keeps.
+// webhookCalls is a histogram of calls (the API server's to a webhook,
+// berth-webhook's in its pod handler): how many and their total seconds;
+// NaN in both when it could not be read, which every sum and difference
+// keeps.
 type webhookCalls struct{ sum, count float64 }
 
 // unread is the webhookCalls of a scrape that failed.
@@ -620,14 +620,15 @@ func (a cpuTimes) minus(b cpuTimes) cpuTimes {
 	return out
 }
 
-// cpuSeconds is a process's utime+stime in seconds (procstat.CPU); NaN
-// when it cannot be read, which every sum and difference it enters keeps.
+// cpuSeconds is a process's utime+stime in seconds (procstat.CPUSeconds);
+// NaN when it cannot be read, which every sum and difference it enters
+// keeps.
 func cpuSeconds(pid int) float64 {
-	cpu, err := procstat.CPU(pid)
+	secs, err := procstat.CPUSeconds(pid)
 	if err != nil {
 		return math.NaN()
 	}
-	return float64(cpu) / float64(time.Second) // ticks/100 to the bit, where Seconds can be an ulp off
+	return secs
 }
 
 // perCreate is each measured process's CPU time during a phase divided by

@@ -34,12 +34,11 @@ type procSample struct {
 
 // readProc reads /proc/<pid>/stat and /proc/<pid>/status (procstat).
 func readProc(pid int) (procSample, error) {
-	cpu, err := procstat.CPU(pid)
+	secs, err := procstat.CPUSeconds(pid)
 	if err != nil {
 		return procSample{}, err
 	}
 	m, err := procstat.Memory(pid)
-	secs := float64(cpu) / float64(time.Second) // ticks/100 to the bit, where Seconds can be an ulp off
 	return procSample{cpu: secs, rssKiB: m.RSS / 1024, hwmKiB: m.Peak / 1024}, err
 }
 

@@ -6,7 +6,8 @@
 //   - CPU is a process's user plus system CPU time: utime and stime, fields
 //     14 and 15 of /proc/<pid>/stat, as a time.Duration. Both count clock
 //     ticks of USER_HZ, 100 a second on every Linux architecture Go
-//     supports, so it moves in steps of 10ms.
+//     supports, so it moves in steps of 10ms. CPUSeconds is the same in
+//     seconds, exactly the ticks over 100.
 //   - Memory is the VmRSS (resident now) and VmHWM (the most resident since
 //     the process started) lines of /proc/<pid>/status, in bytes: the file
 //     gives kB, which are KiB (1024 bytes). A status without either line

@@ -37,6 +37,17 @@ func CPU(pid int) (time.Duration, error) {
 	return readParse(fmt.Sprintf("/proc/%d/stat", pid), parseStat)
 }
 
+// CPUSeconds is CPU in seconds, exactly the ticks over 100, where
+// time.Duration.Seconds can be one unit in the last place off (1.61 read
+// as 1.6099999999999999).
+func CPUSeconds(pid int) (float64, error) {
+	cpu, err := CPU(pid)
+	return seconds(cpu), err
+}
+
+// seconds is d in seconds, divided as one float64 by another.
+func seconds(d time.Duration) float64 { return float64(d) / float64(time.Second) }
+
 // Memory is pid's resident memory now and at its peak (/proc/<pid>/status).
 func Memory(pid int) (Mem, error) {
 	return readParse(fmt.Sprintf("/proc/%d/status", pid), parseStatus)

@@ -85,6 +85,17 @@ func TestParseStatus(t *testing.T) {
 
 // The first three fields of a /proc/loadavg; fewer, or not load averages,
 // is an error. String writes them back as the kernel does.
+// CPUSeconds is the ticks over 100 to the bit: what the load tools
+// printed when they divided the ticks themselves.
+func TestCPUSecondsIsTicksOverAHundred(t *testing.T) {
+	for _, ticks := range []uint64{0, 1, 161, 1_000_003, 540_000_000} {
+		got := seconds(time.Duration(ticks) * tick)
+		if want := float64(ticks) / 100; got != want {
+			t.Errorf("%d ticks: %v seconds, want %v", ticks, got, want)
+		}
+	}
+}
+
 func TestParseLoadAvg(t *testing.T) {
 	for _, c := range []struct {
 		name, in string
@@ -166,6 +177,9 @@ func TestSelf(t *testing.T) {
 	}
 	if cpu <= 0 {
 		t.Errorf("CPU of the test process after 10s of work: %s (sum %d)", cpu, sum)
+	}
+	if secs, err := CPUSeconds(pid); err != nil || secs < float64(cpu)/float64(time.Second) {
+		t.Errorf("CPUSeconds of the test process: %v, %v; want at least CPU's %s", secs, err, cpu)
 	}
 	m, err := Memory(pid)
 	if err != nil || m.RSS <= 0 || m.Peak < m.RSS {
