@@ -47,7 +47,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -495,12 +494,8 @@ const podWebhook = "pods.mutate.ome.io"
 // scrapeWebhookCalls reads the API server's /metrics for the webhook
 // named name; unread when it cannot.
 func scrapeWebhookCalls(ctx context.Context, kube kubernetes.Interface, name string) webhookCalls {
-	raw, err := kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	var f promtext.Families
-	if err == nil {
-		f, err = promtext.Parse(bytes.NewReader(raw))
-	}
-	return callsIn(f, err, "apiserver_admission_webhook_admission_duration_seconds", promtext.Labels{"name": name})
+	f, err := promtext.ScrapeAPIServer(ctx, kube.CoreV1().RESTClient())
+	return callsIn(f, err, promtext.APIServerWebhookDuration, promtext.Labels{"name": name})
 }
 
 // report prints one rate's rows: each path, the differences, the API

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -21,10 +19,6 @@ const (
 	metricHeap   = "go_memstats_heap_inuse_bytes"
 	metricSys    = "go_memstats_sys_bytes"
 )
-
-// metricWebhookCalls is the API server's histogram of its calls to
-// admission webhooks, by webhook (label name).
-const metricWebhookCalls = "apiserver_admission_webhook_admission_duration_seconds"
 
 // procSample is a process's CPU seconds (user+system) and memory.
 type procSample struct {
@@ -74,18 +68,14 @@ func sampleOf(f promtext.Families) (recSample, error) {
 }
 
 // webhookCalls is the apiserver's count and total seconds of its calls to
-// berth's pod webhook (metricWebhookCalls for pods.mutate.ome.io): the
-// whole round trip a pod create waits for.
+// berth's pod webhook (promtext.APIServerWebhookDuration for
+// pods.mutate.ome.io): the whole round trip a pod create waits for.
 func (l *load) webhookCalls(ctx context.Context) (count, seconds float64, err error) {
-	raw, err := l.kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	f, err := promtext.ScrapeAPIServer(ctx, l.kube.CoreV1().RESTClient())
 	if err != nil {
 		return 0, 0, err
 	}
-	f, err := promtext.Parse(bytes.NewReader(raw))
-	if err != nil {
-		return 0, 0, fmt.Errorf("the API server's /metrics: %w", err)
-	}
-	h, err := f.Histogram(metricWebhookCalls, promtext.Labels{"name": "pods.mutate.ome.io"})
+	h, err := f.Histogram(promtext.APIServerWebhookDuration, promtext.Labels{"name": "pods.mutate.ome.io"})
 	return h.Count, h.Sum, err
 }
 

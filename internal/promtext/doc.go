@@ -27,5 +27,8 @@
 //     type is an error that names both types.
 //   - Scrape GETs a /metrics URL asking for the text format; an answer
 //     other than 200 OK is an error with its status and the start of its
-//     body, and the errors of Parse name the URL.
+//     body, and the errors of Parse name the URL. ScrapeAPIServer is the
+//     same through a client of the API server (which authenticates as the
+//     client does); APIServerWebhookDuration names the API server's
+//     histogram of its calls to admission webhooks, labelled by webhook.
 package promtext
