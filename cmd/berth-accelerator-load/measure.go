@@ -299,5 +299,5 @@ func (l *load) reconcilerRSS() string {
 	if err != nil {
 		return "unknown"
 	}
-	return fmt.Sprintf("%d kB", m.RSS/1024) // as /proc/<pid>/status writes it
+	return m.KB()
 }

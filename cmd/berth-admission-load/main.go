@@ -180,7 +180,7 @@ func run(ctx context.Context, rates []int, duration time.Duration, rounds, worke
 		}, noopWebhookName},
 		{"with", func(name string) *corev1.Pod { return podFor(svc, name, true) }, podWebhook},
 	}
-	fmt.Printf("load average before: %s\n", loadavg())
+	fmt.Printf("load average before: %s\n", procstat.LoadAvgString())
 	fmt.Printf("stalls before: %s\n", loadrun.MeasureStalls(stallSpin, time.Millisecond, time.Now))
 	fmt.Printf("%6s %-9s %7s %7s %10s %10s %8s\n", "rate", "path", "sent", "errors", "p50", "p99", "rps")
 	m := measure{procs: measured(env, wh, noop), probeURL: wh.ProbeURL, prof: &profiler{dir: profiles, kube: kube}}
@@ -194,7 +194,7 @@ func run(ctx context.Context, rates []int, duration time.Duration, rounds, worke
 			return err
 		}
 	}
-	fmt.Printf("load average after: %s\n", loadavg())
+	fmt.Printf("load average after: %s\n", procstat.LoadAvgString())
 	fmt.Printf("stalls after: %s\n", loadrun.MeasureStalls(stallSpin, time.Millisecond, time.Now))
 	return nil
 }
@@ -450,15 +450,6 @@ func phase(ctx context.Context, kube kubernetes.Interface, p podPath, rate int, 
 		return create(ctx, kube, p.pod(fmt.Sprintf("%s-%d-%d", p.name, rate, i)))
 	})
 	return &result{Result: r}, ctx.Err()
-}
-
-// loadavg is the first three fields of /proc/loadavg, or "unknown".
-func loadavg() string {
-	l, err := procstat.LoadAvg()
-	if err != nil {
-		return "unknown"
-	}
-	return l.String()
 }
 
 func progress(format string, args ...any) {

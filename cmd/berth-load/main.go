@@ -202,5 +202,5 @@ func rss(pid int) string {
 	if err != nil {
 		return "unknown"
 	}
-	return fmt.Sprintf("%d kB", m.RSS/1024)
+	return m.KB()
 }

@@ -52,6 +52,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/berthdev/berth/internal/devenv/cluster"
+	"github.com/berthdev/berth/internal/procstat"
 )
 
 // config is the command line.
@@ -193,9 +194,9 @@ func run(cfg config) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
 	defer cancel()
 
-	rep := &report{cfg: cfg, loadStart: loadAvg(), nodes: l.nodes}
+	rep := &report{cfg: cfg, loadStart: procstat.LoadAvgString(), nodes: l.nodes}
 	err = l.phases(ctx, rep)
-	rep.loadEnd = loadAvg()
+	rep.loadEnd = procstat.LoadAvgString()
 	rep.deaths = l.env.Deaths()
 	rep.print(os.Stdout)
 	if err != nil {

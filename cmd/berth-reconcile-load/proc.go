@@ -101,13 +101,4 @@ func total(m map[string]float64) float64 {
 	return t
 }
 
-// loadAvg is the first three fields of /proc/loadavg, or "unknown".
-func loadAvg() string {
-	l, err := procstat.LoadAvg()
-	if err != nil {
-		return "unknown"
-	}
-	return l.String()
-}
-
 func clusterServiceCIDR() string { return cluster.ServiceCIDR }

@@ -26,6 +26,10 @@ type Mem struct {
 	Peak int64 // VmHWM: the most resident since the process started
 }
 
+// KB is the resident memory now as /proc/<pid>/status writes VmRSS:
+// "1968 kB".
+func (m Mem) KB() string { return fmt.Sprintf("%d kB", m.RSS/1024) }
+
 // Load is the 1, 5 and 15 minute load averages.
 type Load [3]float64
 
@@ -51,6 +55,16 @@ func seconds(d time.Duration) float64 { return float64(d) / float64(time.Second)
 // Memory is pid's resident memory now and at its peak (/proc/<pid>/status).
 func Memory(pid int) (Mem, error) {
 	return readParse(fmt.Sprintf("/proc/%d/status", pid), parseStatus)
+}
+
+// LoadAvgString is LoadAvg as /proc/loadavg writes it, or "unknown" when
+// it cannot be read: what a load tool prints beside its figures.
+func LoadAvgString() string {
+	l, err := LoadAvg()
+	if err != nil {
+		return "unknown"
+	}
+	return l.String()
 }
 
 // LoadAvg is the machine's load averages (/proc/loadavg).

@@ -149,6 +149,9 @@ func TestOffLinuxIsAnError(t *testing.T) {
 	_, errCPU := CPU(42)
 	_, errMem := Memory(42)
 	_, errLoad := LoadAvg()
+	if got := LoadAvgString(); got != "unknown" {
+		t.Errorf("LoadAvgString off Linux = %q, want unknown", got)
+	}
 	for path, err := range map[string]error{"/proc/42/stat": errCPU, "/proc/42/status": errMem, "/proc/loadavg": errLoad} {
 		var pe *fs.PathError
 		if !errors.Is(err, errors.ErrUnsupported) || !errors.As(err, &pe) || pe.Path != path {
@@ -185,7 +188,21 @@ func TestSelf(t *testing.T) {
 	if err != nil || m.RSS <= 0 || m.Peak < m.RSS {
 		t.Errorf("Memory of the test process: %+v, %v; want RSS > 0 and Peak >= RSS", m, err)
 	}
-	if l, err := LoadAvg(); err != nil || l[0] < 0 || l[1] < 0 || l[2] < 0 {
+	l, err := LoadAvg()
+	if err != nil || l[0] < 0 || l[1] < 0 || l[2] < 0 {
 		t.Errorf("LoadAvg: %v, %v", l, err)
+	}
+	if got := LoadAvgString(); len(strings.Fields(got)) != 3 {
+		t.Errorf("LoadAvgString = %q, want three load averages", got)
+	}
+}
+
+// KB writes the resident memory as /proc/<pid>/status writes VmRSS,
+// whole kibibytes rounded down.
+func TestMemKB(t *testing.T) {
+	for rss, want := range map[int64]string{0: "0 kB", 1023: "0 kB", 2015232: "1968 kB", 2015232 + 1023: "1968 kB"} {
+		if got := (Mem{RSS: rss, Peak: 1 << 40}).KB(); got != want {
+			t.Errorf("Mem{RSS: %d}.KB() = %q, want %q", rss, got, want)
+		}
 	}
 }
