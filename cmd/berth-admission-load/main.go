@@ -3,7 +3,7 @@
 // plane (internal/devenv: etcd, kube-apiserver, scheduler,
 // controller-manager, one kwok node) with berth-webhook as a supervised
 // process and no reconciler, so nothing but the tool creates or deletes
-// pods. Then, for each rate of -rates, in one run, it creates pods by four
+// pods. Then, for each rate of -rates, in one run, it creates pods by five
 // paths, in -rounds rounds that each run every path for -duration/-rounds,
 // each round starting one path later than the one before:
 //
@@ -17,6 +17,11 @@
 //     tool runs as a child process (berth-webhook's server and
 //     AdmissionReview codec, answering "allowed" without looking): the API
 //     server's cost of calling any webhook;
+//   - replay: the without pod, labelled for a second webhook of that child
+//     process that answers every pod with one fixed patch making it the
+//     composed pod, in the shape of berth's patch, without reading the
+//     request: the API server's cost of applying berth's answer, whoever
+//     computes it;
 //   - with: the pod the reconciler creates for a pinned InferenceService
 //     (merge.SkeletonPod), which the API server sends to berth's pod
 //     webhook, which composes it.
@@ -29,7 +34,9 @@
 // report pools each path's rounds and gives p50, p99 and the differences
 // per rate (with − without: all
 // berth adds; with − composed: the webhook call alone; noop − without: any
-// webhook's call; with − noop: berth beyond any webhook), the API server's
+// webhook's call; with − noop: berth beyond any webhook; replay − noop: the
+// API server's price of applying berth's patch; with − replay: berth's
+// computing it), the API server's
 // mean call to each webhook (its
 // apiserver_admission_webhook_admission_duration_seconds) next to the
 // webhook's own mean time in its handler (berth_admission_duration_seconds
@@ -107,11 +114,11 @@ func main() {
 	workers := flag.Int("workers", 64, "concurrent creates in flight at most")
 	keep := flag.Bool("keep", false, "keep the run folder (component logs) after exit")
 	profiles := flag.String("apiserver-profiles", "", "write the API server's CPU profile of each rate and path, pooled over the rounds, into this folder (the local API server then serves /debug/pprof)")
-	serveNoopDir := flag.String("serve-noop", "", "internal: serve the no-op webhook with the certificate in this directory")
+	serveNoopDir := flag.String("serve-noop", "", "internal: serve the reference webhooks (no-op and replay) with the certificate and patch in this directory")
 	flag.Parse()
 	if *serveNoopDir != "" {
-		if err := serveNoop(*serveNoopDir); err != nil {
-			fmt.Fprintln(os.Stderr, "berth-admission-load: no-op webhook:", err)
+		if err := serveReferences(*serveNoopDir); err != nil {
+			fmt.Fprintln(os.Stderr, "berth-admission-load: reference webhooks:", err)
 			os.Exit(1)
 		}
 		return
@@ -165,11 +172,11 @@ func run(ctx context.Context, rates []int, duration time.Duration, rounds, worke
 	if err != nil {
 		return err
 	}
-	noop, err := startNoop(ctx, kube, filepath.Join(env.Cluster.RunDir, "noop-webhook-certs"))
+	refs, err := startReferences(ctx, kube, filepath.Join(env.Cluster.RunDir, "reference-webhooks"), stored)
 	if err != nil {
 		return err
 	}
-	defer noop.Stop()
+	defer refs.Stop()
 	paths := []podPath{
 		{"without", func(name string) *corev1.Pod { return podFor(svc, name, false) }, ""},
 		{"composed", func(name string) *corev1.Pod { return composedPod(stored, name) }, ""},
@@ -178,12 +185,17 @@ func run(ctx context.Context, rates []int, duration time.Duration, rounds, worke
 			pod.Labels[noopLabel] = "true"
 			return pod
 		}, noopWebhookName},
+		{"replay", func(name string) *corev1.Pod {
+			pod := podFor(svc, name, false)
+			pod.Labels[replayLabel] = "true"
+			return pod
+		}, replayWebhookName},
 		{"with", func(name string) *corev1.Pod { return podFor(svc, name, true) }, podWebhook},
 	}
 	fmt.Printf("load average before: %s\n", procstat.LoadAvgString())
 	fmt.Printf("stalls before: %s\n", loadrun.MeasureStalls(stallSpin, time.Millisecond, time.Now))
 	fmt.Printf("%6s %-9s %7s %7s %10s %10s %8s\n", "rate", "path", "sent", "errors", "p50", "p99", "rps")
-	m := measure{procs: measured(env, wh, noop), probeURL: wh.ProbeURL, prof: &profiler{dir: profiles, kube: kube}}
+	m := measure{procs: measured(env, wh, refs), probeURL: wh.ProbeURL, prof: &profiler{dir: profiles, kube: kube}}
 	for _, rate := range rates {
 		res, handled, err := measureRate(ctx, kube, m, paths, rate, duration, rounds, workers)
 		if err != nil {
@@ -504,6 +516,8 @@ func report(rate int, paths []podPath, res []*result, handled webhookCalls) {
 		{"with−comp", "with", "composed"}, // the webhook call alone
 		{"noop−w/o", "noop", "without"},   // any webhook's call
 		{"with−noop", "with", "noop"},     // berth beyond any webhook
+		{"rep−noop", "replay", "noop"},    // the API server's price of berth's patch
+		{"with−rep", "with", "replay"},    // berth's computing it
 	} {
 		a, b := by[d.a], by[d.b]
 		fmt.Printf("%6d %-9s %7s %7s %10s %10s\n", rate, d.name, "", "",
@@ -559,20 +573,20 @@ func callsIn(f promtext.Families, err error, name string, match promtext.Labels)
 }
 
 // procSet are the processes whose CPU time each phase measures: the API
-// server, etcd, berth-webhook and the no-op webhook.
+// server, etcd, berth-webhook and the reference webhooks' process.
 type procSet struct {
 	names []string
 	pids  []int
 }
 
-func measured(env *devenv.Env, wh *devenv.WebhookComponent, noop *loadwebhook.Child) procSet {
+func measured(env *devenv.Env, wh *devenv.WebhookComponent, refs *loadwebhook.Child) procSet {
 	var ps procSet
 	for _, p := range env.Cluster.Processes() {
 		if p.Name == "kube-apiserver" || p.Name == "etcd" {
 			ps.names, ps.pids = append(ps.names, p.Name), append(ps.pids, p.PID())
 		}
 	}
-	ps.names, ps.pids = append(ps.names, "berth-webhook", noopProcess), append(ps.pids, wh.Process.Process().PID(), noop.PID())
+	ps.names, ps.pids = append(ps.names, "berth-webhook", refsProcess), append(ps.pids, wh.Process.Process().PID(), refs.PID())
 	return ps
 }
 
