@@ -88,6 +88,7 @@ import (
 	"github.com/berthdev/berth/internal/promtext"
 	"github.com/berthdev/berth/merge"
 	"github.com/berthdev/berth/pin"
+	"github.com/berthdev/berth/webhook/server"
 )
 
 const (
@@ -492,7 +493,7 @@ func (a webhookCalls) plus(b webhookCalls) webhookCalls {
 }
 
 // podWebhook names berth's pod webhook in the API server's metrics.
-const podWebhook = "pods.mutate.ome.io"
+const podWebhook = server.WebhookMutatePods
 
 // scrapeWebhookCalls reads the API server's /metrics for the webhook
 // named name; unread when it cannot.

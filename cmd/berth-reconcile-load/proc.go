@@ -9,6 +9,7 @@ import (
 	"github.com/berthdev/berth/internal/devenv/cluster"
 	"github.com/berthdev/berth/internal/procstat"
 	"github.com/berthdev/berth/internal/promtext"
+	"github.com/berthdev/berth/webhook/server"
 )
 
 // Metrics of the reconciler's /metrics the report uses.
@@ -75,7 +76,7 @@ func (l *load) webhookCalls(ctx context.Context) (count, seconds float64, err er
 	if err != nil {
 		return 0, 0, err
 	}
-	h, err := f.Histogram(promtext.APIServerWebhookDuration, promtext.Labels{"name": "pods.mutate.ome.io"})
+	h, err := f.Histogram(promtext.APIServerWebhookDuration, promtext.Labels{"name": server.WebhookMutatePods})
 	return h.Count, h.Sum, err
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/berthdev/berth/internal/devenv/process"
+	"github.com/berthdev/berth/webhook/server"
 )
 
 // report is everything measured, printed at the end of the run.
@@ -66,7 +67,7 @@ func (r *report) printCreates(w io.Writer) {
 	fmt.Fprintln(w, "watch. creates/s = N / \"N created\"; its ratio, reconciler ÷ raw, is the result (goal ≥ 0.80×).")
 	fmt.Fprintln(w, "first→N creates/s leaves out the time until the first pod (the service's admission, the reconciler")
 	fmt.Fprintln(w, "noticing it). \"all Running\" includes the scheduler binding every pod and kwok marking it Running.")
-	fmt.Fprintln(w, "per create = \"N created\" / N. webhook call = the apiserver's mean round trip to pods.mutate.ome.io")
+	fmt.Fprintln(w, "per create = \"N created\" / N. webhook call = the apiserver's mean round trip to "+server.WebhookMutatePods)
 	fmt.Fprintln(w, "during the run (apiserver_admission_webhook_admission_duration_seconds); the raw loop never calls it.")
 	for _, c := range r.creates {
 		switch {

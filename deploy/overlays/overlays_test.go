@@ -65,7 +65,7 @@ var wantWebhooks = map[string]struct {
 	ops      []admissionregistrationv1.OperationType
 }{
 	"inferenceservices.mutate.ome.io":              {true, server.PathMutateInferenceServices, "ome.io", "v1beta1", "inferenceservices", admissionregistrationv1.NamespacedScope, createUpdate},
-	"pods.mutate.ome.io":                           {true, server.PathMutatePods, "", "v1", "pods", admissionregistrationv1.NamespacedScope, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}},
+	server.WebhookMutatePods:                       {true, server.PathMutatePods, "", "v1", "pods", admissionregistrationv1.NamespacedScope, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}},
 	"inferenceservices.validate.ome.io":            {false, server.PathValidateInferenceServices, "ome.io", "v1beta1", "inferenceservices", admissionregistrationv1.NamespacedScope, createUpdate},
 	"servingruntimes.validate.ome.io":              {false, server.PathValidateServingRuntimes, "ome.io", "v1beta1", "servingruntimes", admissionregistrationv1.NamespacedScope, createUpdate},
 	"clusterservingruntimes.validate.ome.io":       {false, server.PathValidateClusterServingRuntimes, "ome.io", "v1beta1", "clusterservingruntimes", admissionregistrationv1.ClusterScope, createUpdate},
@@ -134,7 +134,7 @@ func TestWebhookConfigurations(t *testing.T) {
 				assert.True(t, want.mutating, "%s belongs in %s", w.Name, validatingName)
 				checkCommon(t, w.Name, w.ClientConfig, w.Rules, w.AdmissionReviewVersions, w.SideEffects, w.TimeoutSeconds,
 					w.MatchPolicy, w.FailurePolicy, w.NamespaceSelector)
-				if w.Name == "pods.mutate.ome.io" {
+				if w.Name == server.WebhookMutatePods {
 					require.NotNil(t, w.ObjectSelector, w.Name)
 					assert.Equal(t, []metav1.LabelSelectorRequirement{{Key: "ome.io/inferenceservice", Operator: metav1.LabelSelectorOpExists}},
 						w.ObjectSelector.MatchExpressions, "only labelled pods reach the pod webhook")

@@ -36,6 +36,12 @@ const (
 	PathValidateServingPolicies        = "/validate/servingpolicies"
 )
 
+// WebhookMutatePods is the name deploy/base registers PathMutatePods under:
+// how the API server's metrics (the name label of
+// apiserver_admission_webhook_admission_duration_seconds) and its errors
+// name berth's pod webhook.
+const WebhookMutatePods = "pods.mutate.ome.io"
+
 // Route binds an admission decision to a path.
 type Route struct {
 	Path   string
