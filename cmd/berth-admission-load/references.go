@@ -68,8 +68,9 @@ func serveReferences(dir string) error {
 
 // replayPatch is the JSON patch that makes a pod with the tool's
 // skeleton's metadata the pod berth composed (stored, as the API server
-// returned it): its spec replaced whole and its annotations set, as
-// berth's own patch does on a skeleton pod. The service account's token
+// returned it): its annotations set and its spec replaced whole, the two
+// operations of berth's own patch on a skeleton pod, in its order
+// (TestCapturedPodReview in webhook/handlers). The service account's token
 // volume in stored's spec stays: the API server's ServiceAccount
 // admission, run again after a webhook's change, leaves a pod that mounts
 // one alone.
@@ -80,8 +81,8 @@ func replayPatch(stored *corev1.Pod) ([]byte, error) {
 		Value any    `json:"value"`
 	}
 	return json.Marshal([]op{
-		{"replace", "/spec", stored.Spec},
 		{"add", "/metadata/annotations", stored.Annotations},
+		{"replace", "/spec", stored.Spec},
 	})
 }
 

@@ -72,6 +72,13 @@ func TestCapturedPodReview(t *testing.T) {
 	patched := applyPatch(t, req.Object.Raw, resp)
 	require.NotEmpty(t, resp.Patch)
 	assert.NotContains(t, string(resp.Patch), `"/metadata/managedFields`, "berth never writes managedFields")
+	// The patch's shape, which the API server parses operation by
+	// operation and berth-admission-load's replay webhook copies: the
+	// annotations added and the spec replaced whole (the request's spec
+	// is all round trip).
+	var ops []struct{ Op, Path string }
+	require.NoError(t, json.Unmarshal(resp.Patch, &ops))
+	assert.Equal(t, []struct{ Op, Path string }{{"add", "/metadata/annotations"}, {"replace", "/spec"}}, ops)
 	var got corev1.Pod
 	require.NoError(t, json.Unmarshal(patched, &got))
 	assert.Equal(t, pod.ManagedFields, got.ManagedFields)
