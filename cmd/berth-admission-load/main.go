@@ -115,10 +115,10 @@ func main() {
 	workers := flag.Int("workers", 64, "concurrent creates in flight at most")
 	keep := flag.Bool("keep", false, "keep the run folder (component logs) after exit")
 	profiles := flag.String("apiserver-profiles", "", "write the API server's CPU profile of each rate and path, pooled over the rounds, into this folder (the local API server then serves /debug/pprof)")
-	serveNoopDir := flag.String("serve-noop", "", "internal: serve the reference webhooks (no-op and replay) with the certificate and patch in this directory")
+	serveRefsDir := flag.String("serve-references", "", "internal: serve the reference webhooks (no-op and replay) with the certificate and patch in this directory")
 	flag.Parse()
-	if *serveNoopDir != "" {
-		if err := serveReferences(*serveNoopDir); err != nil {
+	if *serveRefsDir != "" {
+		if err := serveReferences(*serveRefsDir); err != nil {
 			fmt.Fprintln(os.Stderr, "berth-admission-load: reference webhooks:", err)
 			os.Exit(1)
 		}

@@ -20,14 +20,14 @@ import (
 )
 
 // The reference webhooks: berth-webhook's server and AdmissionReview codec
-// (internal/loadwebhook) in one child process of this tool (-serve-noop),
+// (internal/loadwebhook) in one child process of this tool (-serve-references),
 // registered for pods labelled for each:
 //
 //   - noop answers every pod "allowed" without looking at it: the API
 //     server's cost of calling any mutating webhook;
 //   - replay answers every pod with one patch written before the run,
 //     which makes the pod the one berth's webhook composed (the probe's,
-//     as stored: its spec replaced whole and its annotations added, the
+//     as stored: its annotations added and its spec replaced whole, the
 //     shape of berth's patch), without reading the request: the API
 //     server's cost of a webhook that returns this patch, whoever computes
 //     it.
@@ -100,7 +100,7 @@ func startReferences(ctx context.Context, kube kubernetes.Interface, dir string,
 	if err := os.WriteFile(filepath.Join(dir, replayFile), p, 0o600); err != nil {
 		return nil, err
 	}
-	c, err := loadwebhook.Start(dir, []string{"-serve-noop", dir}, nil)
+	c, err := loadwebhook.Start(dir, []string{"-serve-references", dir}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the reference webhooks: %w", err)
 	}
