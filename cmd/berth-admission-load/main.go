@@ -498,8 +498,7 @@ const podWebhook = server.WebhookMutatePods
 // scrapeWebhookCalls reads the API server's /metrics for the webhook
 // named name; unread when it cannot.
 func scrapeWebhookCalls(ctx context.Context, kube kubernetes.Interface, name string) webhookCalls {
-	f, err := promtext.ScrapeAPIServer(ctx, kube.CoreV1().RESTClient())
-	return callsIn(f, err, promtext.APIServerWebhookDuration, promtext.Labels{"name": name})
+	return callsOf(promtext.APIServerWebhookCalls(ctx, kube.CoreV1().RESTClient(), name))
 }
 
 // report prints one rate's rows: each path, the differences, the API
@@ -556,17 +555,16 @@ func (a webhookCalls) mean() time.Duration {
 // from the webhook's /metrics (probeURL); unread when it cannot.
 func scrapeHandler(ctx context.Context, probeURL string) webhookCalls {
 	f, err := promtext.Scrape(ctx, &http.Client{Timeout: 5 * time.Second}, probeURL+"/metrics")
-	return callsIn(f, err, "berth_admission_duration_seconds", promtext.Labels{"handler": "mutate-pods"})
-}
-
-// callsIn is histogram name of a scrape, summed over the series that
-// match: zero when it has none yet, unread when the scrape failed (err)
-// or name is no histogram.
-func callsIn(f promtext.Families, err error, name string, match promtext.Labels) webhookCalls {
 	if err != nil {
 		return unread
 	}
-	h, err := f.Histogram(name, match)
+	return callsOf(f.Histogram("berth_admission_duration_seconds", promtext.Labels{"handler": "mutate-pods"}))
+}
+
+// callsOf is a histogram read from a scrape (promtext: zero when it has
+// no series yet), or unread when reading it failed: the scrape, or a
+// metric that is no histogram.
+func callsOf(h promtext.Histogram, err error) webhookCalls {
 	if err != nil {
 		return unread
 	}

@@ -25,30 +25,32 @@ berth_admission_duration_seconds_count{handler="validate-profiles"} 1
 berth_admission_requests_total{handler="mutate-pods",operation="CREATE",result="patched"} 80
 `
 
-// callsIn is the pod handler's histogram alone, zero for a metric with
+// callsOf is the pod handler's histogram alone, zero for a metric with
 // no series yet, and unread for a failed scrape or a metric that is no
 // histogram, which no difference with another scrape turns into a number.
-func TestCallsIn(t *testing.T) {
+func TestCallsOf(t *testing.T) {
 	f, err := promtext.Parse(strings.NewReader(webhookMetrics))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pods := promtext.Labels{"handler": "mutate-pods"}
+	read := func(name string) func() (promtext.Histogram, error) {
+		return func() (promtext.Histogram, error) { return f.Histogram(name, pods) }
+	}
+	failed := func() (promtext.Histogram, error) { return promtext.Histogram{}, errors.New("connection refused") }
 	for _, tc := range []struct {
 		what string
-		f    promtext.Families
-		err  error
-		name string
+		read func() (promtext.Histogram, error)
 		want webhookCalls
 	}{
-		{"the pod handler", f, nil, "berth_admission_duration_seconds", webhookCalls{sum: 0.02888, count: 80}},
-		{"a failed scrape", nil, errors.New("connection refused"), "berth_admission_duration_seconds", unread},
-		{"a counter", f, nil, "berth_admission_requests_total", unread},
-		{"an absent metric", f, nil, "apiserver_admission_webhook_admission_duration_seconds", webhookCalls{}},
+		{"the pod handler", read("berth_admission_duration_seconds"), webhookCalls{sum: 0.02888, count: 80}},
+		{"a failed scrape", failed, unread},
+		{"a counter", read("berth_admission_requests_total"), unread},
+		{"an absent metric", read("apiserver_admission_webhook_admission_duration_seconds"), webhookCalls{}},
 	} {
-		got := callsIn(tc.f, tc.err, tc.name, pods)
+		got := callsOf(tc.read())
 		if !sameCalls(got, tc.want) {
-			t.Errorf("%s: callsIn = %+v, want %+v", tc.what, got, tc.want)
+			t.Errorf("%s: callsOf = %+v, want %+v", tc.what, got, tc.want)
 		}
 		after := webhookCalls{sum: 1, count: 100}
 		if d := after.minus(got); got.known() != d.known() {

@@ -69,14 +69,10 @@ func sampleOf(f promtext.Families) (recSample, error) {
 }
 
 // webhookCalls is the apiserver's count and total seconds of its calls to
-// berth's pod webhook (promtext.APIServerWebhookDuration for
-// pods.mutate.ome.io): the whole round trip a pod create waits for.
+// berth's pod webhook (promtext.APIServerWebhookCalls): the whole round
+// trip a pod create waits for.
 func (l *load) webhookCalls(ctx context.Context) (count, seconds float64, err error) {
-	f, err := promtext.ScrapeAPIServer(ctx, l.kube.CoreV1().RESTClient())
-	if err != nil {
-		return 0, 0, err
-	}
-	h, err := f.Histogram(promtext.APIServerWebhookDuration, promtext.Labels{"name": server.WebhookMutatePods})
+	h, err := promtext.APIServerWebhookCalls(ctx, l.kube.CoreV1().RESTClient(), server.WebhookMutatePods)
 	return h.Count, h.Sum, err
 }
 

@@ -13,6 +13,19 @@ import (
 // outcome: the round trip a request waits for.
 const APIServerWebhookDuration = "apiserver_admission_webhook_admission_duration_seconds"
 
+// APIServerWebhookCalls is the API server's calls to the admission
+// webhook named webhook (the name its configuration registers), summed
+// over operations and outcomes: one scrape (ScrapeAPIServer) of
+// APIServerWebhookDuration, matched by the label name (not webhook_name,
+// which some versions add beside it).
+func APIServerWebhookCalls(ctx context.Context, c rest.Interface, webhook string) (Histogram, error) {
+	f, err := ScrapeAPIServer(ctx, c)
+	if err != nil {
+		return Histogram{}, err
+	}
+	return f.Histogram(APIServerWebhookDuration, Labels{"name": webhook})
+}
+
 // ScrapeAPIServer reads the API server's /metrics through c (a client of
 // the API server, which authenticates as it): what Scrape does for a plain
 // URL. A failed request returns the client's error.

@@ -32,6 +32,27 @@ func TestScrapeAPIServer(t *testing.T) {
 	}
 }
 
+// APIServerWebhookCalls counts a webhook's calls by the label name
+// alone: the pod webhook's admitted and rejected calls, not the series of
+// another webhook that carries its name as webhook_name; the client's
+// error for a failed request.
+func TestAPIServerWebhookCalls(t *testing.T) {
+	c := apiServerServing(t, apiserver)
+	for webhook, want := range map[string]Histogram{
+		"pods.mutate.ome.io": {Count: 82, Sum: 0.14768},
+		"other":              {Count: 5, Sum: 0.5},
+		"absent":             {},
+	} {
+		h, err := APIServerWebhookCalls(context.Background(), c, webhook)
+		if err != nil || h.Count != want.Count || math.Abs(h.Sum-want.Sum) > 1e-12 {
+			t.Errorf("%s: %+v, %v; want %+v", webhook, h, err, want)
+		}
+	}
+	if h, err := APIServerWebhookCalls(context.Background(), apiServerServing(t, ""), "pods.mutate.ome.io"); err == nil || h != (Histogram{}) {
+		t.Errorf("a 500: %+v, %v; want the client's error", h, err)
+	}
+}
+
 // apiServerServing is a client of a server whose /metrics is body, or a
 // 500 when body is empty.
 func apiServerServing(t *testing.T, body string) rest.Interface {
