@@ -10,7 +10,9 @@
 //   - Paths compared in one run are measured in rounds, each starting one
 //     path later than the one before (RoundOrder), and pooled (Merge): a
 //     machine that gets busier or quieter during a run weighs on every path
-//     alike, and no path always runs first or last.
+//     alike, and no path always runs first or last. Finer still, the paths
+//     can share one stream, taking turns request by request (Interleaved):
+//     then even a stall of a few milliseconds falls on every path alike.
 //   - A tail is reported with its machine's floor: the stalls a spinning
 //     thread sees there (MeasureStalls), which no request can avoid.
 package loadrun
@@ -76,10 +78,42 @@ func (r *Result) add(o *Result) {
 // wait counts. It returns when every request has ended; with a rate, a
 // duration or workers below one it sends nothing.
 func OpenLoop(rate int, d time.Duration, workers int, send func(i int) error) *Result {
-	if rate < 1 || d <= 0 || workers < 1 {
-		return &Result{}
+	return Interleaved(rate, d, workers, 1, send)[0]
+}
+
+// Interleaved is OpenLoop's stream shared by n paths: request i belongs to
+// path i mod n, and the result of each path holds its own requests. The
+// paths take turns within one stream, so a stall of the machine falls on
+// all of them alike, and each is sent rate/n times a second. With n below
+// one it sends nothing and returns no result.
+func Interleaved(rate int, d time.Duration, workers, n int, send func(i int) error) []*Result {
+	if n < 1 {
+		return nil
 	}
-	total := int(float64(rate) * d.Seconds())
+	out := make([]*Result, n)
+	for k := range out {
+		out[k] = &Result{}
+	}
+	if rate < 1 || d <= 0 || workers < 1 {
+		return out
+	}
+	lat, errs, elapsed := stream(rate, int(float64(rate)*d.Seconds()), workers, send)
+	for i := range lat {
+		r := out[i%n]
+		r.Sent++
+		r.record(lat[i], errs[i])
+	}
+	for _, r := range out {
+		r.Elapsed = elapsed
+		slices.Sort(r.Latencies)
+	}
+	return out
+}
+
+// stream sends total requests at rate a second from workers goroutines
+// and returns each one's latency from its scheduled time, its error, and
+// the time from the first schedule until the last ended.
+func stream(rate, total, workers int, send func(i int) error) ([]time.Duration, []error, time.Duration) {
 	interval := time.Second / time.Duration(rate)
 	scheduled := make([]time.Time, total)
 	lat := make([]time.Duration, total)
@@ -106,12 +140,7 @@ func OpenLoop(rate int, d time.Duration, workers int, send func(i int) error) *R
 	}
 	close(jobs)
 	wg.Wait()
-	r := &Result{Sent: total, Elapsed: time.Since(start)}
-	for i := range lat {
-		r.record(lat[i], errs[i])
-	}
-	slices.Sort(r.Latencies)
-	return r
+	return lat, errs, time.Since(start)
 }
 
 // ClosedLoop calls send back to back from workers goroutines for d: the

@@ -125,3 +125,56 @@ func TestOpenLoopWithNothingToSend(t *testing.T) {
 		}
 	}
 }
+
+// Interleaved splits one stream by request index: path k gets requests
+// k, k+n, …; each path's result holds its own latencies and errors only.
+func TestInterleavedSplitsTheStream(t *testing.T) {
+	const slow = 50 * time.Millisecond
+	var calls atomic.Int32
+	rs := Interleaved(200, 200*time.Millisecond, 64, 3, func(i int) error {
+		calls.Add(1)
+		switch i % 3 {
+		case 1:
+			time.Sleep(slow)
+		case 2:
+			return errors.New("refused")
+		}
+		return nil
+	})
+	if len(rs) != 3 || calls.Load() != 40 {
+		t.Fatalf("%d results, %d calls; want 3 and 40", len(rs), calls.Load())
+	}
+	for k, want := range []struct{ sent, ok, errs int }{{14, 14, 0}, {13, 13, 0}, {13, 0, 13}} {
+		r := rs[k]
+		if r.Sent != want.sent || len(r.Latencies) != want.ok || r.Errors != want.errs {
+			t.Errorf("path %d: sent %d, %d latencies, %d errors; want %d, %d, %d", k, r.Sent, len(r.Latencies), r.Errors, want.sent, want.ok, want.errs)
+		}
+		if r.Elapsed <= 0 {
+			t.Errorf("path %d: elapsed %s", k, r.Elapsed)
+		}
+	}
+	if min := rs[1].Latencies[0]; min < slow {
+		t.Errorf("the slow path's fastest request took %s, under its %s sleep: latencies went to the wrong path", min, slow)
+	}
+	if rs[2].FirstError != "refused" || rs[0].FirstError != "" {
+		t.Errorf("first errors %q, %q; want \"\" and \"refused\"", rs[0].FirstError, rs[2].FirstError)
+	}
+	if !slices.IsSorted(rs[0].Latencies) || !slices.IsSorted(rs[1].Latencies) {
+		t.Error("latencies not sorted")
+	}
+}
+
+// With no path there is no result; with nothing to send, every path's
+// result is empty.
+func TestInterleavedWithNothingToSend(t *testing.T) {
+	if rs := Interleaved(100, time.Second, 1, 0, func(int) error { return nil }); rs != nil {
+		t.Errorf("no path: %v, want nil", rs)
+	}
+	rs := Interleaved(0, time.Second, 1, 2, func(int) error {
+		t.Error("sent")
+		return nil
+	})
+	if len(rs) != 2 || rs[0].Sent != 0 || rs[1].Sent != 0 {
+		t.Errorf("rate 0: %+v, want two empty results", rs)
+	}
+}
