@@ -116,6 +116,8 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the run folder (component logs) after exit")
 	profiles := flag.String("apiserver-profiles", "", "write the API server's CPU profile of each rate and path, pooled over the rounds, into this folder (the local API server then serves /debug/pprof)")
 	serveRefsDir := flag.String("serve-references", "", "internal: serve the reference webhooks (no-op and replay) with the certificate and patch in this directory")
+	pathList := flag.String("paths", strings.Join(pathNames, ","), "comma-separated paths to measure, in the order of -rounds' first round")
+	interleave := flag.Bool("interleave", false, "the paths take turns in one stream of each rate's creates a second in all (each path rate/N a second), request by request, instead of running one after another; -duration is then the stream's length per rate")
 	flag.Parse()
 	if *serveRefsDir != "" {
 		if err := serveReferences(*serveRefsDir); err != nil {
@@ -139,13 +141,34 @@ func main() {
 		fmt.Fprintf(os.Stderr, "berth-admission-load: -rounds %d: each round must run each path for 1s at least (-duration %s)\n", *rounds, *duration)
 		os.Exit(2)
 	}
-	if err := run(ctx, rs, *duration, *rounds, *workers, *keep, *profiles); err != nil {
+	names, err := selectPaths(*pathList)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "berth-admission-load: -paths:", err)
+		os.Exit(2)
+	}
+	if *interleave && *profiles != "" {
+		fmt.Fprintln(os.Stderr, "berth-admission-load: -apiserver-profiles profiles each path alone; it cannot split an interleaved stream")
+		os.Exit(2)
+	}
+	opts := options{rates: rs, duration: *duration, rounds: *rounds, workers: *workers, keep: *keep,
+		profiles: *profiles, paths: names, interleave: *interleave}
+	if err := run(ctx, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "berth-admission-load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, rates []int, duration time.Duration, rounds, workers int, keep bool, profiles string) error {
+// options are the run's flags, checked.
+type options struct {
+	rates            []int
+	duration         time.Duration
+	rounds, workers  int
+	keep, interleave bool
+	profiles         string
+	paths            []string // selectPaths
+}
+
+func run(ctx context.Context, o options) error {
 	bin, err := devenv.FindComponent("berth-webhook")
 	if err != nil {
 		return err
@@ -157,7 +180,7 @@ func run(ctx context.Context, rates []int, duration time.Duration, rounds, worke
 		Fleet: &fleet.Fleet{Zones: []string{"us-west-2a"}, Pools: []fleet.Pool{{
 			Name: "load", Count: 1, Allocatable: map[string]string{"cpu": "64", "memory": "256Gi", "pods": "110"},
 		}}},
-		KeepRunDir: keep, Log: os.Stderr, APIServerProfiling: profiles != "",
+		KeepRunDir: o.keep, Log: os.Stderr, APIServerProfiling: o.profiles != "",
 	})
 	if err != nil {
 		return err
@@ -178,7 +201,7 @@ func run(ctx context.Context, rates []int, duration time.Duration, rounds, worke
 		return err
 	}
 	defer refs.Stop()
-	paths := []podPath{
+	paths := pick([]podPath{
 		{"without", func(name string) *corev1.Pod { return podFor(svc, name, false) }, ""},
 		{"composed", func(name string) *corev1.Pod { return composedPod(stored, name) }, ""},
 		{"noop", func(name string) *corev1.Pod {
@@ -192,17 +215,21 @@ func run(ctx context.Context, rates []int, duration time.Duration, rounds, worke
 			return pod
 		}, replayWebhookName},
 		{"with", func(name string) *corev1.Pod { return podFor(svc, name, true) }, podWebhook},
-	}
+	}, o.paths)
 	fmt.Printf("load average before: %s\n", procstat.LoadAvgString())
 	fmt.Printf("stalls before: %s\n", loadrun.MeasureStalls(stallSpin, time.Millisecond, time.Now))
 	fmt.Printf("%6s %-9s %7s %7s %10s %10s %8s\n", "rate", "path", "sent", "errors", "p50", "p99", "rps")
-	m := measure{procs: measured(env, wh, refs), probeURL: wh.ProbeURL, prof: &profiler{dir: profiles, kube: kube}}
-	for _, rate := range rates {
-		res, handled, err := measureRate(ctx, kube, m, paths, rate, duration, rounds, workers)
+	m := measure{procs: measured(env, wh, refs), probeURL: wh.ProbeURL, prof: &profiler{dir: o.profiles, kube: kube}}
+	for _, rate := range o.rates {
+		measureRate := measureRate
+		if o.interleave {
+			measureRate = measureInterleaved
+		}
+		res, err := measureRate(ctx, kube, m, paths, rate, o.duration, o.rounds, o.workers)
 		if err != nil {
 			return err
 		}
-		report(rate, paths, res, handled)
+		report(rate, paths, res)
 		if err := m.prof.write(rate, paths); err != nil {
 			return err
 		}
@@ -226,20 +253,29 @@ type measure struct {
 // always runs first after a cleanup either). It returns each path's
 // results pooled over its rounds and berth-webhook's time in its pod
 // handler.
-func measureRate(ctx context.Context, kube kubernetes.Interface, m measure, paths []podPath, rate int, duration time.Duration, rounds, workers int) ([]*result, webhookCalls, error) {
-	res := make([]*result, len(paths))
-	var handled webhookCalls
+func measureRate(ctx context.Context, kube kubernetes.Interface, m measure, paths []podPath, rate int, duration time.Duration, rounds, workers int) (rateResult, error) {
+	res := rateResult{paths: make([]*result, len(paths))}
 	for round := 0; round < rounds; round++ {
 		for _, i := range loadrun.RoundOrder(round, len(paths)) {
 			r, h, err := runPath(ctx, kube, m, paths[i], rate, duration/time.Duration(rounds), workers)
 			if err != nil {
-				return nil, handled, err
+				return res, err
 			}
-			res[i] = res[i].merge(r)
-			handled = handled.plus(h)
+			res.paths[i] = res.paths[i].merge(r)
+			res.handled = res.handled.plus(h)
 		}
 	}
-	return res, handled, nil
+	return res, nil
+}
+
+// rateResult is what one rate measured: each path's creates pooled over
+// the rounds (in the order of paths), berth-webhook's time in its pod
+// handler and, when the paths were interleaved, the whole stream with the
+// processes' CPU time, which its paths share.
+type rateResult struct {
+	paths   []*result
+	handled webhookCalls
+	stream  *result // nil unless interleaved
 }
 
 // runPath is one phase of p with its costs, its pods deleted after it.
@@ -501,50 +537,61 @@ func scrapeWebhookCalls(ctx context.Context, kube kubernetes.Interface, name str
 	return callsOf(promtext.APIServerWebhookCalls(ctx, kube.CoreV1().RESTClient(), name))
 }
 
-// report prints one rate's rows: each path, the differences, the API
-// server's mean call to each webhook and berth-webhook's mean time in its
-// pod handler.
-func report(rate int, paths []podPath, res []*result, handled webhookCalls) {
+// report prints one rate's rows: each path, the differences, the
+// processes' CPU per create, the API server's mean call to each webhook
+// and berth-webhook's mean time in its pod handler.
+func report(rate int, paths []podPath, res rateResult) {
 	by := map[string]*result{}
 	for i, p := range paths {
-		r := res[i]
+		r := res.paths[i]
 		by[p.name] = r
 		fmt.Printf("%6d %-9s %7d %7d %10s %10s %8.0f\n", rate, p.name, r.Sent, r.Errors, rounded(r.Quantile(0.5)), rounded(r.Quantile(0.99)), r.Throughput())
 	}
-	for _, d := range []struct{ name, a, b string }{
-		{"with−w/o", "with", "without"},   // all berth adds
-		{"with−comp", "with", "composed"}, // the webhook call alone
-		{"noop−w/o", "noop", "without"},   // any webhook's call
-		{"with−noop", "with", "noop"},     // berth beyond any webhook
-		{"rep−noop", "replay", "noop"},    // the API server's price of berth's patch
-		{"with−rep", "with", "replay"},    // berth's computing it
-	} {
+	for _, d := range differences {
 		a, b := by[d.a], by[d.b]
+		if a == nil || b == nil {
+			continue // a path not measured
+		}
 		fmt.Printf("%6d %-9s %7s %7s %10s %10s\n", rate, d.name, "", "",
 			rounded(a.Quantile(0.5))-rounded(b.Quantile(0.5)), rounded(a.Quantile(0.99))-rounded(b.Quantile(0.99)))
 	}
-	for i, p := range paths {
-		fmt.Printf("%6d %-9s CPU per create:%s\n", rate, p.name, perCreate(res[i]))
+	if res.stream != nil {
+		fmt.Printf("%6d %-9s CPU per create:%s\n", rate, "all", perCreate(res.stream))
+	} else {
+		for i, p := range paths {
+			fmt.Printf("%6d %-9s CPU per create:%s\n", rate, p.name, perCreate(res.paths[i]))
+		}
 	}
 	for i, p := range paths {
-		switch c := res[i].calls; {
+		switch c := res.paths[i].calls; {
 		case !c.known():
 			fmt.Printf("%6d %-9s the API server's calls to %s: unknown (its /metrics could not be read)\n", rate, p.name, p.webhook)
 		case c.count > 0:
 			fmt.Printf("%6d %-9s the API server's calls to %s: %d, mean %s\n", rate, p.name, p.webhook, int(c.count), c.mean())
 		}
 	}
-	switch {
+	switch handled := res.handled; {
 	case !handled.known():
 		fmt.Printf("%6d %-9s berth-webhook's time in its pod handler: unknown (its /metrics could not be read)\n", rate, "")
 	case handled.count > 0:
 		fmt.Printf("%6d %-9s berth-webhook's time in its pod handler: %d admissions, mean %s\n", rate, "", int(handled.count), handled.mean())
 	}
-	for i, r := range res {
+	for i, r := range res.paths {
 		if r.Errors > 0 {
 			fmt.Printf("  %d/s %s: first error: %s\n", rate, paths[i].name, r.FirstError)
 		}
 	}
+}
+
+// differences are the report's rows of one path's p50 and p99 less
+// another's.
+var differences = []struct{ name, a, b string }{
+	{"with−w/o", "with", "without"},   // all berth adds
+	{"with−comp", "with", "composed"}, // the webhook call alone
+	{"noop−w/o", "noop", "without"},   // any webhook's call
+	{"with−noop", "with", "noop"},     // berth beyond any webhook
+	{"rep−noop", "replay", "noop"},    // the API server's price of berth's patch
+	{"with−rep", "with", "replay"},    // berth's computing it
 }
 
 func (a webhookCalls) mean() time.Duration {

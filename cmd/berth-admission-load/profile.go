@@ -85,7 +85,9 @@ func (p *profiler) write(rate int, paths []podPath) error {
 		}
 		files[path.name] = file
 	}
-	fmt.Printf("%6d the API server's CPU profiles: %s; what berth's call costs it beyond the no-op's:\n", rate, p.dir)
-	fmt.Printf("%6s go tool pprof -top -diff_base %s %s\n", "", files["noop"], files["with"])
+	fmt.Printf("%6d the API server's CPU profiles: %s\n", rate, p.dir)
+	if files["noop"] != "" && files["with"] != "" {
+		fmt.Printf("%6s what berth's call costs it beyond the no-op's: go tool pprof -top -diff_base %s %s\n", "", files["noop"], files["with"])
+	}
 	return nil
 }
