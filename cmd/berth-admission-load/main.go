@@ -50,7 +50,16 @@
 // /debug/pprof, and the tool writes its CPU profile of each rate and path,
 // pooled over the rounds, for `go tool pprof -diff_base`.
 //
+// -paths measures only the paths named. With -interleave the paths do not
+// run one after another: each round is one stream of the rate's creates a
+// second in all, in which the paths take turns request by request
+// (loadrun.Interleaved), so each path is sent rate/N a second and a stall
+// of the machine, which decides a p99 here, falls on every path alike.
+// CPU per create is then the whole stream's. -paths without,with -rates
+// 200 -interleave sends each path 100 creates a second.
+//
 //	make build && bin/berth-admission-load -rates 100,500 -duration 40s -rounds 4
+//	make build && bin/berth-admission-load -interleave -paths without,with -rates 200 -duration 80s
 package main
 
 import (
