@@ -1,15 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
-
-	"k8s.io/client-go/kubernetes"
-
-	"github.com/berthdev/berth/internal/loadrun"
 )
 
 // pathNames are the paths a run can measure, in their default order.
@@ -47,60 +41,33 @@ func pick(all []podPath, names []string) []podPath {
 	return out
 }
 
-// measureInterleaved runs one stream of rate creates a second for
-// duration in all, split into rounds, in which the paths take turns
-// request by request (loadrun.Interleaved; each round starts with the
-// next path, loadrun.RoundOrder). Each path's result holds its own
-// creates and its webhook's calls; the processes' CPU time belongs to the
-// stream.
-func measureInterleaved(ctx context.Context, kube kubernetes.Interface, m measure, paths []podPath, rate int, duration time.Duration, rounds, workers int) (rateResult, error) {
-	res := rateResult{paths: make([]*result, len(paths))}
-	for round := 0; round < rounds; round++ {
-		order := loadrun.RoundOrder(round, len(paths))
-		before := make([]webhookCalls, len(paths))
-		for i, p := range paths {
-			if p.webhook != "" {
-				before[i] = scrapeWebhookCalls(ctx, kube, p.webhook)
-			}
-		}
-		hBefore := scrapeHandler(ctx, m.probeURL)
-		cpu0 := m.procs.cpu()
-		d := duration / time.Duration(rounds)
-		progress("%d/s in all, %s taking turns, for %s", rate, names(paths, order), d)
-		rs := loadrun.Interleaved(rate, d, workers, len(paths), func(i int) error {
-			p := paths[order[i%len(order)]]
-			return create(ctx, kube, p.pod(fmt.Sprintf("%s-%d-%d-%d", p.name, rate, round, i)))
-		})
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		stream := &result{Result: (*loadrun.Result)(nil), cpu: m.procs.cpu().minus(cpu0)}
-		for k, r := range rs {
-			i := order[k]
-			got := &result{Result: r}
-			if paths[i].webhook != "" {
-				got.calls = scrapeWebhookCalls(ctx, kube, paths[i].webhook).minus(before[i])
-			}
-			res.paths[i] = res.paths[i].merge(got)
-			stream.Result = stream.Result.Merge(r)
-		}
-		stream.Elapsed = rs[0].Elapsed // the paths share it
-		if slices.ContainsFunc(paths, func(p podPath) bool { return p.webhook == podWebhook }) {
-			res.handled = res.handled.plus(scrapeHandler(ctx, m.probeURL).minus(hBefore))
-		}
-		res.stream = res.stream.merge(stream)
-		if err := clean(ctx, kube); err != nil {
-			return res, err
-		}
+// turns are a round's paths (indexes in order) as they run: all in one
+// stream when interleaved, else each alone, one after another.
+func turns(order []int, interleave bool) [][]int {
+	if interleave {
+		return [][]int{order}
 	}
-	return res, nil
+	out := make([][]int, len(order))
+	for k, i := range order {
+		out[k] = []int{i}
+	}
+	return out
 }
 
-// names are the paths' names in order, joined.
-func names(paths []podPath, order []int) string {
-	out := make([]string, len(order))
-	for k, i := range order {
-		out[k] = paths[i].name
+// pathsAt are the paths at the indexes, in their order.
+func pathsAt(paths []podPath, at []int) []podPath {
+	out := make([]podPath, len(at))
+	for k, i := range at {
+		out[k] = paths[i]
+	}
+	return out
+}
+
+// names are the paths' names, joined.
+func names(paths []podPath) string {
+	out := make([]string, len(paths))
+	for k, p := range paths {
+		out[k] = p.name
 	}
 	return strings.Join(out, ", ")
 }

@@ -40,3 +40,19 @@ func TestPickKeepsTheNamedOrder(t *testing.T) {
 		t.Errorf("pick = %+v, want with then without", got)
 	}
 }
+
+// A round's paths run each alone in RoundOrder's order, or all in one
+// stream in that order when interleaved.
+func TestTurns(t *testing.T) {
+	order := []int{2, 0, 1}
+	if got := turns(order, false); len(got) != 3 || !slices.Equal(got[0], []int{2}) || !slices.Equal(got[1], []int{0}) || !slices.Equal(got[2], []int{1}) {
+		t.Errorf("turns(%v, false) = %v, want [[2] [0] [1]]", order, got)
+	}
+	if got := turns(order, true); len(got) != 1 || !slices.Equal(got[0], order) {
+		t.Errorf("turns(%v, true) = %v, want [%v]", order, got, order)
+	}
+	paths := []podPath{{name: "without"}, {name: "noop"}, {name: "with"}}
+	if got := names(pathsAt(paths, order)); got != "with, without, noop" {
+		t.Errorf("names(pathsAt(%v)) = %q, want \"with, without, noop\"", order, got)
+	}
+}

@@ -230,11 +230,7 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf("%6s %-9s %7s %7s %10s %10s %8s\n", "rate", "path", "sent", "errors", "p50", "p99", "rps")
 	m := measure{procs: measured(env, wh, refs), probeURL: wh.ProbeURL, prof: &profiler{dir: o.profiles, kube: kube}}
 	for _, rate := range o.rates {
-		measureRate := measureRate
-		if o.interleave {
-			measureRate = measureInterleaved
-		}
-		res, err := measureRate(ctx, kube, m, paths, rate, o.duration, o.rounds, o.workers)
+		res, err := measureRate(ctx, kube, m, paths, rate, o.duration, o.rounds, o.workers, o.interleave)
 		if err != nil {
 			return err
 		}
@@ -257,21 +253,33 @@ type measure struct {
 	prof     *profiler
 }
 
-// measureRate runs every path at rate for duration in all, in rounds of
-// duration/rounds per path (package loadrun: RoundOrder, so that no path
-// always runs first after a cleanup either). It returns each path's
-// results pooled over its rounds and berth-webhook's time in its pod
-// handler.
-func measureRate(ctx context.Context, kube kubernetes.Interface, m measure, paths []podPath, rate int, duration time.Duration, rounds, workers int) (rateResult, error) {
+// measureRate runs every path at rate for duration in all, in rounds,
+// each starting one path later than the round before (package loadrun:
+// RoundOrder, so that no path always runs first after a cleanup either).
+// A round runs each path alone for duration/rounds, one after another, or,
+// interleaved, all of them taking turns in one stream of that length
+// (loadrun.Interleaved). It returns each path's results pooled over its
+// rounds, berth-webhook's time in its pod handler and, interleaved, the
+// streams with the CPU time their paths share.
+func measureRate(ctx context.Context, kube kubernetes.Interface, m measure, paths []podPath, rate int, duration time.Duration, rounds, workers int, interleave bool) (rateResult, error) {
 	res := rateResult{paths: make([]*result, len(paths))}
 	for round := 0; round < rounds; round++ {
-		for _, i := range loadrun.RoundOrder(round, len(paths)) {
-			r, h, err := runPath(ctx, kube, m, paths[i], rate, duration/time.Duration(rounds), workers)
+		for _, turn := range turns(loadrun.RoundOrder(round, len(paths)), interleave) {
+			t, err := runTurn(ctx, kube, m, pathsAt(paths, turn), rate, duration/time.Duration(rounds), workers, round)
 			if err != nil {
 				return res, err
 			}
-			res.paths[i] = res.paths[i].merge(r)
-			res.handled = res.handled.plus(h)
+			for k, i := range turn {
+				r := t.paths[k]
+				if !interleave {
+					r.cpu = t.stream.cpu // the path ran alone
+				}
+				res.paths[i] = res.paths[i].merge(r)
+			}
+			if interleave {
+				res.stream = res.stream.merge(t.stream)
+			}
+			res.handled = res.handled.plus(t.handled)
 		}
 	}
 	return res, nil
@@ -287,32 +295,56 @@ type rateResult struct {
 	stream  *result // nil unless interleaved
 }
 
-// runPath is one phase of p with its costs, its pods deleted after it.
-func runPath(ctx context.Context, kube kubernetes.Interface, m measure, p podPath, rate int, d time.Duration, workers int) (*result, webhookCalls, error) {
-	var before, hBefore, handled webhookCalls
-	if p.webhook != "" {
-		before = scrapeWebhookCalls(ctx, kube, p.webhook)
+// runTurn creates pods by paths taking turns in one stream of rate a
+// second for d (one path: a phase of its own), with their costs, and
+// deletes them after. Each path's result holds its creates and its
+// webhook's calls; the stream holds them all and the processes' CPU time.
+func runTurn(ctx context.Context, kube kubernetes.Interface, m measure, paths []podPath, rate int, d time.Duration, workers, round int) (rateResult, error) {
+	t := rateResult{paths: make([]*result, len(paths))}
+	before := make([]webhookCalls, len(paths))
+	for k, p := range paths {
+		if p.webhook != "" {
+			before[k] = scrapeWebhookCalls(ctx, kube, p.webhook)
+		}
 	}
-	if p.webhook == podWebhook {
+	berth := slices.ContainsFunc(paths, func(p podPath) bool { return p.webhook == podWebhook })
+	var hBefore webhookCalls
+	if berth {
 		hBefore = scrapeHandler(ctx, m.probeURL)
 	}
 	cpu0 := m.procs.cpu()
 	profiled := m.prof.during(ctx, d)
-	r, err := phase(ctx, kube, p, rate, d, workers)
-	if err != nil {
-		return nil, handled, err
+	if len(paths) == 1 {
+		progress("%d/s %s for %s", rate, paths[0].name, d)
+	} else {
+		progress("%d/s in all, %s taking turns, for %s", rate, names(paths), d)
 	}
-	r.cpu = m.procs.cpu().minus(cpu0)
-	if err := profiled(p.name); err != nil {
-		return nil, handled, err
+	rs := loadrun.Interleaved(rate, d, workers, len(paths), func(i int) error {
+		p := paths[i%len(paths)]
+		return create(ctx, kube, p.pod(fmt.Sprintf("%s-%d-%d-%d", p.name, rate, round, i)))
+	})
+	if err := ctx.Err(); err != nil {
+		return t, err
 	}
-	if p.webhook != "" {
-		r.calls = scrapeWebhookCalls(ctx, kube, p.webhook).minus(before)
+	var all *loadrun.Result
+	for _, r := range rs {
+		all = all.Merge(r)
 	}
-	if p.webhook == podWebhook {
-		handled = scrapeHandler(ctx, m.probeURL).minus(hBefore)
+	all.Elapsed = rs[0].Elapsed // the paths share it
+	t.stream = &result{Result: all, cpu: m.procs.cpu().minus(cpu0)}
+	if err := profiled(names(paths)); err != nil {
+		return t, err
 	}
-	return r, handled, clean(ctx, kube)
+	for k, p := range paths {
+		t.paths[k] = &result{Result: rs[k]}
+		if p.webhook != "" {
+			t.paths[k].calls = scrapeWebhookCalls(ctx, kube, p.webhook).minus(before[k])
+		}
+	}
+	if berth {
+		t.handled = scrapeHandler(ctx, m.probeURL).minus(hBefore)
+	}
+	return t, clean(ctx, kube)
 }
 
 // fixtures creates the model, the runtime, the namespace and one pinned
@@ -499,15 +531,6 @@ type podPath struct {
 	name    string
 	pod     func(name string) *corev1.Pod
 	webhook string
-}
-
-// phase creates rate pods a second for d, open loop (loadrun.OpenLoop).
-func phase(ctx context.Context, kube kubernetes.Interface, p podPath, rate int, d time.Duration, workers int) (*result, error) {
-	progress("%d/s %s for %s", rate, p.name, d)
-	r := loadrun.OpenLoop(rate, d, workers, func(i int) error {
-		return create(ctx, kube, p.pod(fmt.Sprintf("%s-%d-%d", p.name, rate, i)))
-	})
-	return &result{Result: r}, ctx.Err()
 }
 
 func progress(format string, args ...any) {
